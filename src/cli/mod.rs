@@ -1,0 +1,204 @@
+//! The command line: clap types, turned at once into library calls. Flags
+//! are parsed here and nowhere else.
+
+mod index;
+mod model;
+mod query;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use papers::output::{Format, Printer};
+use papers::search::{SearchOptions, Strategy};
+
+/// Local semantic search over Daily Papers abstract dumps.
+///
+/// Index dumps with `papers index DIR`, then `papers search "QUERY"`,
+/// `papers similar ID` and `papers show ID`. Output is a table on a
+/// terminal and JSON Lines when piped or with --json.
+#[derive(Debug, Parser)]
+#[command(name = "papers", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Index directory [default: the platform data dir, e.g. ~/.local/share/papers/index]
+    #[arg(long, global = true, env = "PAPERS_INDEX", value_name = "DIR")]
+    index: Option<PathBuf>,
+
+    /// Print JSON (JSON Lines for result lists), also the default when stdout is not a terminal
+    #[arg(long, global = true)]
+    json: bool,
+
+    /// Print no progress or informational messages on stderr
+    #[arg(short, long, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Add the abstracts of dump files and directories to the index
+    Index(index::IndexArgs),
+    /// Find the papers closest in meaning to a query
+    Search(query::SearchArgs),
+    /// Find the papers closest to a paper of the index (no model needed)
+    Similar(query::SimilarArgs),
+    /// Print one paper in full
+    Show(query::ShowArgs),
+    /// Describe the index: records, model, dimension, sources, size
+    Info,
+    /// Drop papers from the index
+    Remove(query::RemoveArgs),
+    /// Print the embeddings of texts as JSON Lines (stdin lines when no TEXT)
+    Embed(model::EmbedArgs),
+    /// Resolve the model (fetching it if needed) and say where it is
+    Model(ModelArgs),
+}
+
+/// Which model to use and where to run it.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// Hugging Face model id of a BERT-family sentence-transformer
+    /// [default: the index's model, else sentence-transformers/all-MiniLM-L6-v2]
+    #[arg(long, value_name = "REPO_ID")]
+    model: Option<String>,
+
+    /// Load the model from this folder (Hugging Face layout) instead of the hub
+    #[arg(long, env = "PAPERS_MODEL_DIR", value_name = "DIR")]
+    model_dir: Option<PathBuf>,
+
+    /// Device to run the model on
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
+}
+
+/// Device choices on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DeviceArg {
+    /// A GPU if this build supports one and the machine has it, else the CPU
+    Auto,
+    /// The CPU
+    Cpu,
+    /// An NVIDIA GPU (build with --features cuda)
+    Cuda,
+    /// An Apple GPU (build with --features metal)
+    Metal,
+}
+
+/// Options shared by `search` and `similar`.
+#[derive(Debug, Clone, Args)]
+pub struct RankArgs {
+    /// Number of results
+    #[arg(short = 'k', long = "limit", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
+
+    /// Only results with at least this cosine similarity (-1 to 1)
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    min_score: Option<f32>,
+
+    /// Score every paper exactly instead of walking the HNSW graph
+    #[arg(long, conflicts_with = "graph")]
+    exact: bool,
+
+    /// Walk the HNSW graph even when an exact scan would be faster
+    #[arg(long)]
+    graph: bool,
+}
+
+impl RankArgs {
+    fn options(&self) -> SearchOptions {
+        SearchOptions {
+            limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
+            min_score: self.min_score,
+            strategy: if self.exact {
+                Strategy::Exact
+            } else if self.graph {
+                Strategy::Graph
+            } else {
+                Strategy::Auto
+            },
+        }
+    }
+}
+
+/// Settings every command reads, resolved from the flags and environment.
+pub struct Context {
+    index_dir: PathBuf,
+    json: bool,
+    quiet: bool,
+    color: bool,
+    stderr_is_terminal: bool,
+}
+
+impl Context {
+    fn printer(&self) -> Printer<std::io::StdoutLock<'static>> {
+        let format = if self.json {
+            Format::Json
+        } else {
+            Format::Human {
+                color: self.color,
+                width: terminal_width(),
+            }
+        };
+        Printer::new(std::io::stdout().lock(), format)
+    }
+
+    /// An informational line on stderr, unless --quiet.
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("papers: {message}");
+        }
+    }
+}
+
+/// Columns of the terminal: `COLUMNS` when set, else 100.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c: &usize| c >= 40)
+        .unwrap_or(100)
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let stdout_is_terminal = std::io::stdout().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let index_dir = match cli.index {
+        Some(dir) => dir,
+        None => papers::index::Index::default_dir().ok_or_else(|| {
+            anyhow::anyhow!("no data directory on this platform; pass --index DIR or set PAPERS_INDEX")
+        })?,
+    };
+    let ctx = Context {
+        index_dir,
+        json: cli.json || !stdout_is_terminal,
+        quiet: cli.quiet,
+        color: stdout_is_terminal && !no_color,
+        stderr_is_terminal: std::io::stderr().is_terminal(),
+    };
+    match cli.command {
+        Command::Index(args) => index::run(&ctx, args),
+        Command::Search(args) => query::search(&ctx, args),
+        Command::Similar(args) => query::similar(&ctx, args),
+        Command::Show(args) => query::show(&ctx, args),
+        Command::Info => query::info(&ctx),
+        Command::Remove(args) => query::remove(&ctx, args),
+        Command::Embed(args) => model::embed(&ctx, args),
+        Command::Model(args) => model::describe(&ctx, args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

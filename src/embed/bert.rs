@@ -1,0 +1,253 @@
+//! A BERT-family sentence-transformer run with candle, reproducing what
+//! sentence-transformers does: its tokenizer with truncation at the model's
+//! `max_seq_length` (word pieces, [CLS] and [SEP] included), the transformer,
+//! the pooling named in the Pooling module's config, and L2 normalisation.
+//! All of this is loaded in [`BertEmbedder::load`], the one place that reads
+//! the model's files.
+
+use candle_core::{DType, Device, Tensor, D};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use serde::Deserialize;
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use super::device;
+use super::source::ModelFiles;
+use super::Embedder;
+use crate::error::{Error, Result};
+
+/// Word pieces per batch: sequences are sorted by length and grouped until a
+/// batch would hold more than this many (padded) tokens.
+const TOKENS_PER_BATCH: usize = 4096;
+/// Most sequences in one batch, whatever their length.
+const MAX_BATCH: usize = 64;
+
+/// The pooling strategies sentence-transformers' Pooling module offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pooling {
+    /// Mean of the token vectors under the attention mask.
+    Mean,
+    /// The [CLS] token's vector.
+    Cls,
+    /// Element-wise maximum over the unmasked tokens.
+    Max,
+    /// Sum of the unmasked token vectors divided by the square root of their number.
+    MeanSqrtLen,
+}
+
+/// The fields of the Pooling module's config.json that choose the mode.
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+    #[serde(default)]
+    pooling_mode_mean_sqrt_len_tokens: bool,
+}
+
+#[derive(Deserialize)]
+struct SentenceConfig {
+    max_seq_length: Option<usize>,
+}
+
+/// A loaded sentence-transformer.
+pub struct BertEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    max_seq_length: usize,
+    dimension: usize,
+    pad_id: u32,
+    device: Device,
+    model_id: String,
+}
+
+impl BertEmbedder {
+    /// Loads the model in `files` onto `device`.
+    pub fn load(files: &ModelFiles, device: &Device) -> Result<Self> {
+        let fail = |what: &std::path::Path, reason: String| Error::ModelLoad {
+            model: what.display().to_string(),
+            reason,
+        };
+        let read_json = |path: &std::path::Path| -> Result<String> {
+            std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+        };
+
+        let raw: serde_json::Value = serde_json::from_str(&read_json(&files.config)?)
+            .map_err(|e| fail(&files.config, e.to_string()))?;
+        let field = |name: &str| raw.get(name).and_then(serde_json::Value::as_u64);
+        let dimension = field("hidden_size")
+            .ok_or_else(|| fail(&files.config, "no hidden_size".into()))? as usize;
+        let max_positions = field("max_position_embeddings").unwrap_or(512) as usize;
+        let config: Config = serde_json::from_value(raw.clone())
+            .map_err(|e| fail(&files.config, format!("not a BERT config: {e}")))?;
+
+        // sentence-transformers truncates to max_seq_length from
+        // sentence_bert_config.json; without it, to the position table's size.
+        let max_seq_length = match &files.sentence_config {
+            Some(path) => serde_json::from_str::<SentenceConfig>(&read_json(path)?)
+                .map_err(|e| fail(path, e.to_string()))?
+                .max_seq_length
+                .unwrap_or(max_positions),
+            None => max_positions,
+        }
+        .min(max_positions);
+
+        let pooling = match &files.pooling_config {
+            Some(path) => {
+                let c: PoolingConfig =
+                    serde_json::from_str(&read_json(path)?).map_err(|e| fail(path, e.to_string()))?;
+                match (
+                    c.pooling_mode_mean_tokens,
+                    c.pooling_mode_cls_token,
+                    c.pooling_mode_max_tokens,
+                    c.pooling_mode_mean_sqrt_len_tokens,
+                ) {
+                    (true, false, false, false) => Pooling::Mean,
+                    (false, true, false, false) => Pooling::Cls,
+                    (false, false, true, false) => Pooling::Max,
+                    (false, false, false, true) => Pooling::MeanSqrtLen,
+                    _ => return Err(fail(path, "unsupported combination of pooling modes".into())),
+                }
+            }
+            None => Pooling::Mean,
+        };
+
+        let mut tokenizer =
+            Tokenizer::from_file(&files.tokenizer).map_err(|e| fail(&files.tokenizer, e.to_string()))?;
+        // all-MiniLM-L6-v2's tokenizer.json ships with truncation at 128 and
+        // fixed padding to 128; sentence-transformers overrides both.
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_seq_length,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+                direction: TruncationDirection::Right,
+            }))
+            .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
+        tokenizer.with_padding(None);
+        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
+
+        // SAFETY: the weights file is memory-mapped read-only; papers never
+        // writes model files, and the mapping lives as long as the model.
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device)
+        }
+        .map_err(|e| fail(&files.weights, e.to_string()))?;
+        let model = BertModel::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
+
+        Ok(BertEmbedder {
+            model,
+            tokenizer,
+            pooling,
+            max_seq_length,
+            dimension,
+            pad_id,
+            device: device.clone(),
+            model_id: files.model.clone(),
+        })
+    }
+
+    /// The truncation length in word pieces, [CLS] and [SEP] included.
+    pub fn max_seq_length(&self) -> usize {
+        self.max_seq_length
+    }
+
+    /// The device the model runs on.
+    pub fn device_name(&self) -> &'static str {
+        device::name(&self.device)
+    }
+
+    /// Token ids of `text` after truncation, special tokens included.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Embed(e.to_string()))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Runs one batch of token-id sequences through the model and pooling.
+    fn embed_batch(&self, batch: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(batch.len() * width);
+        let mut mask = Vec::with_capacity(batch.len() * width);
+        for seq in batch {
+            ids.extend_from_slice(seq);
+            ids.extend(std::iter::repeat_n(self.pad_id, width - seq.len()));
+            mask.extend(std::iter::repeat_n(1u32, seq.len()));
+            mask.extend(std::iter::repeat_n(0u32, width - seq.len()));
+        }
+        let shape = (batch.len(), width);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+
+        // The pooling rules of sentence_transformers.models.Pooling.
+        let pooled = match self.pooling {
+            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+            Pooling::Mean | Pooling::MeanSqrtLen => {
+                let sum = hidden.broadcast_mul(&mask)?.sum(1)?;
+                let count = mask.sum(1)?.clamp(1e-9, f64::INFINITY)?;
+                let count = match self.pooling {
+                    Pooling::Mean => count,
+                    _ => count.sqrt()?,
+                };
+                sum.broadcast_div(&count)?
+            }
+            Pooling::Max => {
+                let masked_out = ((mask.ones_like()? - &mask)? * -1e9)?;
+                hidden.broadcast_add(&masked_out)?.max(1)?
+            }
+        };
+        // torch.nn.functional.normalize(p=2, eps=1e-12), as the Normalize module does.
+        let norm = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::INFINITY)?;
+        pooled.broadcast_div(&norm)?.to_dtype(DType::F32)?.to_vec2()
+    }
+}
+
+impl Embedder for BertEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn embed(&self, texts: &[&str], progress: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::Embed(e.to_string()))?;
+        let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+
+        // Longest first, so padding within a batch is small and the batch
+        // size can grow as sequences get shorter.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
+
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut done = 0;
+        let mut start = 0;
+        while start < order.len() {
+            let width = ids[order[start]].len().max(1);
+            let size = (TOKENS_PER_BATCH / width).clamp(1, MAX_BATCH);
+            let end = (start + size).min(order.len());
+            let batch: Vec<&[u32]> = order[start..end].iter().map(|&i| ids[i]).collect();
+            let vectors = self.embed_batch(&batch).map_err(|e| Error::Embed(e.to_string()))?;
+            for (&i, vector) in order[start..end].iter().zip(vectors) {
+                out[i] = vector;
+            }
+            done += end - start;
+            progress(done);
+            start = end;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,72 @@
+//! Picking the device the model runs on. CUDA and Metal exist only in builds
+//! with the `cuda` or `metal` feature; asking for one the build or the
+//! machine lacks is an error, never a silent fall-back to the CPU.
+
+use candle_core::Device;
+
+use crate::error::{Error, Result};
+
+/// The device asked for on the command line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The first GPU this build supports and the machine has, else the CPU.
+    #[default]
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// The first CUDA GPU (needs the `cuda` feature).
+    Cuda,
+    /// The Metal GPU (needs the `metal` feature).
+    Metal,
+}
+
+/// Opens the device for `choice`.
+pub fn select(choice: DeviceChoice) -> Result<Device> {
+    match choice {
+        DeviceChoice::Cpu => Ok(Device::Cpu),
+        DeviceChoice::Cuda => cuda(),
+        DeviceChoice::Metal => metal(),
+        DeviceChoice::Auto => Ok(cuda().or_else(|_| metal()).unwrap_or(Device::Cpu)),
+    }
+}
+
+/// A short name for `device`, for messages and `info`.
+pub fn name(device: &Device) -> &'static str {
+    match device {
+        Device::Cpu => "cpu",
+        Device::Cuda(_) => "cuda",
+        Device::Metal(_) => "metal",
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn cuda() -> Result<Device> {
+    Device::new_cuda(0).map_err(|e| Error::Device {
+        device: "cuda".into(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda() -> Result<Device> {
+    Err(Error::Device {
+        device: "cuda".into(),
+        reason: "this build has no CUDA support; rebuild with `--features cuda`".into(),
+    })
+}
+
+#[cfg(feature = "metal")]
+fn metal() -> Result<Device> {
+    Device::new_metal(0).map_err(|e| Error::Device {
+        device: "metal".into(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(not(feature = "metal"))]
+fn metal() -> Result<Device> {
+    Err(Error::Device {
+        device: "metal".into(),
+        reason: "this build has no Metal support; rebuild with `--features metal`".into(),
+    })
+}

@@ -1,0 +1,33 @@
+//! Turning text into vectors. [`Embedder`] is the small trait the rest of the
+//! crate sees; [`BertEmbedder`] implements it with candle. Where the model's
+//! files come from is [`source`]'s business, which device runs it is
+//! [`device`]'s.
+
+pub mod bert;
+pub mod device;
+pub mod source;
+
+pub use bert::BertEmbedder;
+pub use device::DeviceChoice;
+pub use source::{ModelFiles, ModelSpec, Origin, DEFAULT_MODEL};
+
+use crate::error::Result;
+
+/// A sentence-embedding model.
+pub trait Embedder {
+    /// The model's id, as recorded in an index manifest.
+    fn model_id(&self) -> &str;
+
+    /// Length of the vectors it returns.
+    fn dimension(&self) -> usize;
+
+    /// Embeds `texts`, returning one unit-length vector per text, in order.
+    /// `progress` is called with the number of texts finished so far.
+    fn embed(&self, texts: &[&str], progress: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>>;
+
+    /// Embeds one text.
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embed(&[text], &mut |_| {})?;
+        Ok(vectors.remove(0))
+    }
+}

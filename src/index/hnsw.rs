@@ -1,0 +1,187 @@
+//! The HNSW graph over the stored vectors: the only file that names hnsw_rs.
+//!
+//! Vectors are unit length, so the distance is `1 - dot`. hnsw_rs's own
+//! `DistDot` asserts `dot >= 0` and panics on real embeddings, where rounding
+//! makes `dot(v, v)` exceed 1, so [`ClampedDot`] clamps instead.
+
+use std::path::Path;
+
+use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
+
+use crate::error::{Error, Result};
+
+/// Links per node per layer.
+const MAX_CONNECTIONS: usize = 16;
+/// Candidate list size while building.
+const EF_CONSTRUCTION: usize = 200;
+/// Layers allowed.
+const MAX_LAYERS: usize = 16;
+/// Smallest candidate list size while searching.
+const MIN_EF_SEARCH: usize = 64;
+
+/// `1 - dot(a, b)`, clamped at 0, for unit vectors.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClampedDot;
+
+impl Distance<f32> for ClampedDot {
+    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        (1.0 - dot).max(0.0)
+    }
+}
+
+/// An HNSW graph whose node ids are record positions.
+pub struct Graph {
+    hnsw: Hnsw<'static, f32, ClampedDot>,
+}
+
+impl Graph {
+    /// Builds a graph over `vectors` (row-major, `dimension` wide), inserting
+    /// serially in row order so the same rows always give the same graph.
+    pub fn build(vectors: &[f32], dimension: usize) -> Graph {
+        let rows = vectors.len() / dimension.max(1);
+        let hnsw = Hnsw::new(MAX_CONNECTIONS, rows.max(1), MAX_LAYERS, EF_CONSTRUCTION, ClampedDot);
+        for (i, row) in vectors.chunks_exact(dimension).enumerate() {
+            hnsw.insert_slice((row, i));
+        }
+        Graph { hnsw }
+    }
+
+    /// Writes the graph into `dir` as `basename.hnsw.graph` and
+    /// `basename.hnsw.data`; returns the file names written.
+    pub fn dump(&self, dir: &Path, basename: &str) -> Result<Vec<String>> {
+        let written = self
+            .hnsw
+            .file_dump(dir, basename)
+            .map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+        Ok(vec![
+            format!("{written}.hnsw.graph"),
+            format!("{written}.hnsw.data"),
+        ])
+    }
+
+    /// Reloads a dumped graph. hnsw_rs's reloaded graph borrows its loader,
+    /// which is leaked: an index is opened once per process. hnsw_rs asserts
+    /// on malformed files, so a panic while loading is turned into an error;
+    /// callers check the files' digests first, so this is a last resort.
+    pub fn load(dir: &Path, basename: &str) -> Result<Graph> {
+        let graph_file = dir.join(format!("{basename}.hnsw.graph"));
+        let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, basename)));
+        let previous_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let loader = loader;
+            loader.load_hnsw::<f32, ClampedDot>()
+        }));
+        std::panic::set_hook(previous_hook);
+        match loaded {
+            Ok(Ok(hnsw)) => Ok(Graph { hnsw }),
+            Ok(Err(e)) => Err(Error::corrupt(graph_file, e.to_string())),
+            Err(_) => Err(Error::corrupt(graph_file, "unreadable HNSW graph".to_string())),
+        }
+    }
+
+    /// The `k` nearest rows to `query` as (row, distance), nearest first.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        let ef = (2 * k).max(MIN_EF_SEARCH);
+        self.hnsw
+            .search(query, k, ef)
+            .into_iter()
+            .map(|n| (n.d_id, n.distance))
+            .collect()
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.hnsw.get_nb_point()
+    }
+
+    /// Whether the graph has no node.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seeded random unit vectors (xorshift), so failures can be replayed.
+    pub(crate) fn random_unit_vectors(seed: u64, rows: usize, dimension: usize) -> Vec<f32> {
+        let mut state = seed.max(1);
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+        };
+        let mut out = Vec::with_capacity(rows * dimension);
+        for _ in 0..rows {
+            let row: Vec<f32> = (0..dimension).map(|_| next()).collect();
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            out.extend(row.iter().map(|x| x / norm));
+        }
+        out
+    }
+
+    fn brute_force(vectors: &[f32], dimension: usize, query: &[f32], k: usize) -> Vec<usize> {
+        let mut scored: Vec<(usize, f32)> = vectors
+            .chunks_exact(dimension)
+            .enumerate()
+            .map(|(i, v)| (i, v.iter().zip(query).map(|(a, b)| a * b).sum()))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().take(k).map(|(i, _)| i).collect()
+    }
+
+    #[test]
+    fn recall_at_10_against_brute_force_on_synthetic_vectors() {
+        let seed = std::env::var("PAPERS_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed_u64);
+        println!("seed {seed}");
+        // Queries are perturbed copies of stored rows, as real queries land
+        // near real abstracts; 64 dimensions keep the test quick.
+        let (rows, dimension, queries, k) = (5000, 64, 100, 10);
+        let vectors = random_unit_vectors(seed, rows, dimension);
+        let noise = random_unit_vectors(seed ^ 0xabcdef, queries, dimension);
+        let graph = Graph::build(&vectors, dimension);
+        let mut found = 0;
+        for q in 0..queries {
+            let base = &vectors[q * 37 % rows * dimension..][..dimension];
+            let mut query: Vec<f32> =
+                base.iter().zip(&noise[q * dimension..]).map(|(a, b)| a + 0.5 * b).collect();
+            let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+            query.iter_mut().for_each(|x| *x /= norm);
+            let truth = brute_force(&vectors, dimension, &query, k);
+            let got: Vec<usize> = graph.search(&query, k).into_iter().map(|(i, _)| i).collect();
+            found += truth.iter().filter(|i| got.contains(i)).count();
+        }
+        let recall = found as f64 / (queries * k) as f64;
+        println!("recall@10 {recall:.3} (seed {seed})");
+        assert!(recall >= 0.95, "recall@10 {recall:.3} with seed {seed}");
+    }
+
+    #[test]
+    fn dump_and_load_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let vectors = random_unit_vectors(7, 200, 16);
+        let graph = Graph::build(&vectors, 16);
+        let files = graph.dump(dir.path(), "graph").unwrap();
+        assert_eq!(files, ["graph.hnsw.graph", "graph.hnsw.data"]);
+        let loaded = Graph::load(dir.path(), "graph").unwrap();
+        assert_eq!(loaded.len(), 200);
+        let query = &vectors[16 * 5..16 * 6];
+        assert_eq!(loaded.search(query, 1)[0].0, 5);
+    }
+
+    #[test]
+    fn garbled_graph_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let vectors = random_unit_vectors(9, 50, 8);
+        Graph::build(&vectors, 8).dump(dir.path(), "g").unwrap();
+        std::fs::write(dir.path().join("g.hnsw.data"), b"garbage").unwrap();
+        assert!(Graph::load(dir.path(), "g").is_err());
+    }
+}

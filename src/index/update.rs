@@ -1,0 +1,286 @@
+//! Writing an index: the writer lock, merging a corpus into what is already
+//! indexed (only new abstracts need vectors), and committing a new
+//! generation atomically.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::hnsw::Graph;
+use super::manifest::{Manifest, FORMAT_VERSION, MANIFEST};
+use super::{store, Index};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::paper::{Paper, PaperId};
+
+/// The lock file's name in the index directory.
+pub const LOCK: &str = "lock";
+
+/// Exclusive right to write an index; released when dropped (or when the
+/// process dies, since it is an OS file lock).
+pub struct IndexLock {
+    _file: File,
+}
+
+impl IndexLock {
+    /// Takes the lock on `dir`, creating the directory if needed. If another
+    /// process holds it, calls `on_wait` once and blocks until it is free.
+    pub fn acquire(dir: &Path, on_wait: impl FnOnce()) -> Result<IndexLock> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                on_wait();
+                file.lock().map_err(|e| Error::io(&path, e))?;
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        Ok(IndexLock { _file: file })
+    }
+}
+
+/// What the vectors of an index mean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelStamp {
+    /// Model id.
+    pub model: String,
+    /// SHA-256 of its weights.
+    pub weights_sha256: String,
+    /// Vector length.
+    pub dimension: usize,
+    /// Truncation length in word pieces.
+    pub max_seq_length: usize,
+}
+
+impl ModelStamp {
+    /// The stamp recorded in an existing manifest.
+    pub fn of(manifest: &Manifest) -> ModelStamp {
+        ModelStamp {
+            model: manifest.model.clone(),
+            weights_sha256: manifest.weights_sha256.clone(),
+            dimension: manifest.dimension,
+            max_seq_length: manifest.max_seq_length,
+        }
+    }
+}
+
+/// Counts for the summary line of `papers index`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// Dumps read.
+    pub files: usize,
+    /// Files skipped as not being dumps.
+    pub skipped: usize,
+    /// Paragraphs read, duplicates included.
+    pub paragraphs: usize,
+    /// Unique abstracts in the input.
+    pub unique: usize,
+    /// Abstracts that were new to the index and were embedded.
+    pub added: usize,
+    /// Abstracts of the input already in the index.
+    pub already_present: usize,
+    /// New places recorded for abstracts already in the index.
+    pub new_sources: usize,
+    /// Records dropped by `remove`.
+    pub removed: usize,
+    /// Records in the index afterwards.
+    pub records: usize,
+}
+
+/// An index update in progress: the merged records and the vectors known so
+/// far. Nothing touches the disk until [`Update::commit`].
+pub struct Update {
+    papers: Vec<Paper>,
+    vectors: Vec<Option<Vec<f32>>>,
+    previous: Option<Manifest>,
+    report: UpdateReport,
+}
+
+impl Update {
+    /// Starts from `existing` (or nothing) and adds `corpus`.
+    pub fn new(existing: Option<&Index>, corpus: &Corpus) -> Update {
+        let mut update = Update::from_existing(existing);
+        let rows: HashMap<PaperId, usize> =
+            update.papers.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+        let mut report = UpdateReport {
+            files: corpus.files.len(),
+            skipped: corpus.skipped.len(),
+            paragraphs: corpus.paragraphs,
+            unique: corpus.papers.len(),
+            ..Default::default()
+        };
+        for paper in &corpus.papers {
+            match rows.get(&paper.id) {
+                Some(&row) => {
+                    report.already_present += 1;
+                    report.new_sources += update.papers[row].add_sources(paper.sources.clone());
+                }
+                None => {
+                    report.added += 1;
+                    update.papers.push(paper.clone());
+                    update.vectors.push(None);
+                }
+            }
+        }
+        update.report = report;
+        update
+    }
+
+    /// Starts from `existing` and drops the records at `rows`.
+    pub fn remove(existing: &Index, rows: &[usize]) -> Update {
+        let mut update = Update::from_existing(Some(existing));
+        let mut keep = vec![true; update.papers.len()];
+        for &row in rows {
+            keep[row] = false;
+        }
+        let mut keep_iter = keep.iter();
+        update.papers.retain(|_| *keep_iter.next().unwrap_or(&true));
+        let mut keep_iter = keep.iter();
+        update.vectors.retain(|_| *keep_iter.next().unwrap_or(&true));
+        update.report.removed = keep.iter().filter(|k| !**k).count();
+        update
+    }
+
+    fn from_existing(existing: Option<&Index>) -> Update {
+        let (papers, vectors, previous) = match existing {
+            Some(index) => (
+                index.papers().to_vec(),
+                (0..index.papers().len()).map(|r| Some(index.vector(r).to_vec())).collect(),
+                Some(index.manifest().clone()),
+            ),
+            None => (Vec::new(), Vec::new(), None),
+        };
+        Update {
+            papers,
+            vectors,
+            previous,
+            report: UpdateReport::default(),
+        }
+    }
+
+    /// The (position, text) of every record that still needs a vector.
+    pub fn pending(&self) -> Vec<(usize, &str)> {
+        self.vectors
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_none())
+            .map(|(i, _)| (i, self.papers[i].text.as_str()))
+            .collect()
+    }
+
+    /// Supplies the vector for a pending position.
+    pub fn set_vector(&mut self, position: usize, vector: Vec<f32>) {
+        self.vectors[position] = Some(vector);
+    }
+
+    /// Whether the update changes nothing on disk.
+    pub fn is_noop(&self) -> bool {
+        self.previous.is_some()
+            && self.report.added == 0
+            && self.report.new_sources == 0
+            && self.report.removed == 0
+    }
+
+    /// The counts so far.
+    pub fn report(&self) -> &UpdateReport {
+        &self.report
+    }
+
+    /// Writes a new generation and switches the manifest to it. Records are
+    /// sorted by id and the graph is built by serial inserts in that order,
+    /// so the same records always give the same files.
+    pub fn commit(mut self, dir: &Path, stamp: &ModelStamp) -> Result<UpdateReport> {
+        let mut rows: Vec<(Paper, Vec<f32>)> = Vec::with_capacity(self.papers.len());
+        for (paper, vector) in self.papers.drain(..).zip(self.vectors.drain(..)) {
+            let vector = vector.ok_or_else(|| Error::Embed(format!("no vector for {}", paper.id)))?;
+            if vector.len() != stamp.dimension {
+                return Err(Error::Embed(format!(
+                    "vector of {} dimensions, expected {}",
+                    vector.len(),
+                    stamp.dimension
+                )));
+            }
+            rows.push((paper, vector));
+        }
+        rows.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+        let (papers, vectors): (Vec<Paper>, Vec<Vec<f32>>) = rows.into_iter().unzip();
+        let flat: Vec<f32> = vectors.concat();
+
+        let generation = self.previous.as_ref().map_or(0, |m| m.generation) + 1;
+        let data_dir = format!("gen-{generation:06}");
+        let data = dir.join(&data_dir);
+        // A folder of this name can only be left over from a killed run.
+        if data.exists() {
+            std::fs::remove_dir_all(&data).map_err(|e| Error::io(&data, e))?;
+        }
+        std::fs::create_dir_all(&data).map_err(|e| Error::io(&data, e))?;
+
+        let mut files = BTreeMap::new();
+        let records = store::encode_records(&papers);
+        files.insert(
+            store::RECORDS.to_string(),
+            store::write_synced(&data.join(store::RECORDS), &records)?,
+        );
+        files.insert(
+            store::VECTORS.to_string(),
+            store::write_synced(&data.join(store::VECTORS), &store::encode_vectors(&flat))?,
+        );
+        for name in Graph::build(&flat, stamp.dimension).dump(&data, store::GRAPH)? {
+            let path = data.join(&name);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            // Rewritten through write_synced to fsync it and record its digest.
+            files.insert(name, store::write_synced(&path, &bytes)?);
+        }
+        store::sync_dir(&data)?;
+
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            model: stamp.model.clone(),
+            weights_sha256: stamp.weights_sha256.clone(),
+            dimension: stamp.dimension,
+            max_seq_length: stamp.max_seq_length,
+            records: papers.len(),
+            generation,
+            data_dir,
+            files,
+            graph: store::GRAPH.to_string(),
+            written_by: format!("papers {}", env!("CARGO_PKG_VERSION")),
+            written_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        let text = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+        store::replace_atomic(&dir.join(MANIFEST), &text)?;
+        remove_stale(dir, generation);
+
+        self.report.records = papers.len();
+        Ok(self.report)
+    }
+}
+
+/// Deletes generations older than the previous one and temporary files left
+/// by killed runs. Best effort: leftovers cost space, not correctness.
+fn remove_stale(dir: &Path, current: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let path: PathBuf = entry.path();
+        if let Some(generation) = name.strip_prefix("gen-").and_then(|g| g.parse::<u64>().ok()) {
+            if generation + 1 < current || generation > current {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        } else if name.starts_with(&format!("{MANIFEST}.tmp")) || name.starts_with("manifest.tmp-") {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}

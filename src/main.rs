@@ -1,0 +1,31 @@
+//! The `papers` binary: parse the command line, run it, and turn errors into
+//! one line on stderr and an exit code (0 success, 1 error, 2 usage).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let usage = matches!(err.downcast_ref::<papers::Error>(), Some(papers::Error::EmptyQuery));
+            eprintln!("papers: {err:#}");
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}
+
+/// Whether the error is a closed stdout (`papers search ... | head`), which
+/// is not a failure.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

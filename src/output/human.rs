@@ -1,0 +1,123 @@
+//! Output for people: a ranked table with short ids and headlines, one
+//! record in full, and a summary of an index. Colour only when asked for
+//! (a terminal without `NO_COLOR`).
+
+use std::io::{self, Write};
+
+use super::json::source_counts;
+use super::InfoExtra;
+use crate::index::Index;
+use crate::paper::{headline, Paper};
+use crate::search::Hit;
+
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const YELLOW: &str = "\x1b[33m";
+const GREEN: &str = "\x1b[32m";
+const RESET: &str = "\x1b[0m";
+
+/// Wraps `text` in an ANSI style when colour is on.
+fn paint(text: &str, style: &str, color: bool) -> String {
+    if color {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// "file#paragraph", plus how many other places the abstract was seen.
+fn seen_in(paper: &Paper) -> String {
+    match paper.sources.split_first() {
+        Some((first, [])) => format!("{}#{}", first.file, first.paragraph),
+        Some((first, rest)) => format!("{}#{} +{}", first.file, first.paragraph, rest.len()),
+        None => String::new(),
+    }
+}
+
+pub(super) fn hits<W: Write>(
+    out: &mut W,
+    index: &Index,
+    hits: &[Hit],
+    color: bool,
+    width: usize,
+) -> io::Result<()> {
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let rank_width = hits.len().to_string().len();
+    for (i, hit) in hits.iter().enumerate() {
+        let paper = &index.papers()[hit.row];
+        let seen = seen_in(paper);
+        // rank, score, id and the separating spaces take this much.
+        let fixed = rank_width + 1 + 5 + 2 + crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
+        let room = width.saturating_sub(fixed).max(30);
+        writeln!(
+            out,
+            "{:>rank_width$} {} {}  {}  {}",
+            i + 1,
+            paint(&format!("{:>5.3}", hit.score), GREEN, color),
+            paint(&paper.id.short(), YELLOW, color),
+            paint(&headline(&paper.headline(), room), BOLD, color),
+            paint(&seen, DIM, color),
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn paper<W: Write>(
+    out: &mut W,
+    index: &Index,
+    row: usize,
+    color: bool,
+    width: usize,
+) -> io::Result<()> {
+    let paper = &index.papers()[row];
+    writeln!(out, "{}", paint(&paper.id.hex(), YELLOW, color))?;
+    writeln!(out, "{}", paint(&paper.headline(), BOLD, color))?;
+    writeln!(out)?;
+    let mut current = 0;
+    for word in paper.text.split(' ') {
+        let len = word.chars().count();
+        if current > 0 && current + 1 + len > width {
+            writeln!(out)?;
+            current = 0;
+        } else if current > 0 {
+            write!(out, " ")?;
+            current += 1;
+        }
+        write!(out, "{word}")?;
+        current += len;
+    }
+    writeln!(out)?;
+    writeln!(out)?;
+    for source in &paper.sources {
+        writeln!(
+            out,
+            "{}",
+            paint(&format!("seen in {} paragraph {}", source.path, source.paragraph), DIM, color)
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> io::Result<()> {
+    let m = index.manifest();
+    writeln!(out, "index:      {}", index.dir().display())?;
+    writeln!(out, "records:    {}", m.records)?;
+    writeln!(out, "model:      {} (weights sha256 {})", m.model, &m.weights_sha256[..12.min(m.weights_sha256.len())])?;
+    writeln!(out, "dimension:  {}", m.dimension)?;
+    writeln!(out, "truncation: {} word pieces", m.max_seq_length)?;
+    writeln!(
+        out,
+        "search:     {} (graph from {} records)",
+        extra.strategy.name(),
+        crate::index::GRAPH_THRESHOLD
+    )?;
+    writeln!(out, "format:     version {}, generation {}", m.format_version, m.generation)?;
+    writeln!(out, "size:       {:.1} MiB", extra.size_bytes as f64 / (1024.0 * 1024.0))?;
+    writeln!(out, "sources:")?;
+    for (file, records) in source_counts(index) {
+        writeln!(out, "  {file}: {records} records")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! Everything papers writes to stdout goes through one [`Printer`]: a table
+//! for people ([`human`]) or JSON for scripts ([`json`], whose module docs
+//! are the JSON contract). Messages and progress go to stderr and are the
+//! binary's business.
+
+pub mod human;
+pub mod json;
+
+use std::io::{self, Write};
+
+use crate::index::{Index, UpdateReport};
+use crate::search::{Hit, Strategy};
+
+/// How results are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned text, coloured when `color` is set.
+    Human {
+        /// Use ANSI colours.
+        color: bool,
+        /// Terminal width in columns.
+        width: usize,
+    },
+    /// JSON Lines for lists, one JSON object for single results.
+    Json,
+}
+
+/// Facts about an index for `papers info`, beyond its manifest.
+#[derive(Clone, Debug)]
+pub struct InfoExtra {
+    /// The strategy `search` uses by default.
+    pub strategy: Strategy,
+    /// Bytes on disk.
+    pub size_bytes: u64,
+}
+
+/// Writes results in the chosen format.
+pub struct Printer<W: Write> {
+    out: W,
+    format: Format,
+}
+
+impl<W: Write> Printer<W> {
+    /// A printer writing to `out`.
+    pub fn new(out: W, format: Format) -> Self {
+        Printer { out, format }
+    }
+
+    /// Search or similarity results.
+    pub fn hits(&mut self, index: &Index, hits: &[Hit]) -> io::Result<()> {
+        match self.format {
+            Format::Human { color, width } => human::hits(&mut self.out, index, hits, color, width),
+            Format::Json => json::hits(&mut self.out, index, hits),
+        }?;
+        self.out.flush()
+    }
+
+    /// One record in full.
+    pub fn paper(&mut self, index: &Index, row: usize) -> io::Result<()> {
+        match self.format {
+            Format::Human { color, width } => human::paper(&mut self.out, index, row, color, width),
+            Format::Json => json::paper(&mut self.out, index, row),
+        }?;
+        self.out.flush()
+    }
+
+    /// What is in an index.
+    pub fn info(&mut self, index: &Index, extra: &InfoExtra) -> io::Result<()> {
+        match self.format {
+            Format::Human { .. } => human::info(&mut self.out, index, extra),
+            Format::Json => json::info(&mut self.out, index, extra),
+        }?;
+        self.out.flush()
+    }
+
+    /// The outcome of `papers index` (JSON only: people read the stderr summary).
+    pub fn report(&mut self, report: &UpdateReport, index_dir: &std::path::Path) -> io::Result<()> {
+        if self.format == Format::Json {
+            json::report(&mut self.out, report, index_dir)?;
+        }
+        self.out.flush()
+    }
+
+    /// Embeddings of texts, one per line.
+    pub fn embeddings(&mut self, texts: &[String], vectors: &[Vec<f32>]) -> io::Result<()> {
+        json::embeddings(&mut self.out, texts, vectors)?;
+        self.out.flush()
+    }
+}

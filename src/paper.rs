@@ -1,0 +1,252 @@
+//! A paper is one unique abstract. Its [`PaperId`] is derived from its text
+//! alone, so ids are stable across runs, machines and file order, and the same
+//! abstract seen in several dumps is one paper with several [`Source`]s.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+
+/// Bytes of the SHA-256 kept in an id: 64 bits, 16 hex digits. With a
+/// million papers the chance of any collision is below one in 30 million.
+const ID_BYTES: usize = 8;
+
+/// The shortest id prefix accepted on the command line.
+pub const MIN_PREFIX: usize = 4;
+
+/// The number of hex digits shown for an id in human output.
+pub const SHORT_LEN: usize = 8;
+
+/// A content hash: the first 8 bytes of the SHA-256 of a paper's text.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PaperId([u8; ID_BYTES]);
+
+impl PaperId {
+    /// The id of a paper with this (already normalised) text.
+    pub fn of(text: &str) -> Self {
+        let digest = Sha256::digest(text.as_bytes());
+        let mut bytes = [0u8; ID_BYTES];
+        bytes.copy_from_slice(&digest[..ID_BYTES]);
+        PaperId(bytes)
+    }
+
+    /// The full id as 16 lower-case hex digits.
+    pub fn hex(&self) -> String {
+        self.to_string()
+    }
+
+    /// The abbreviated id shown in tables, like git's short hashes.
+    pub fn short(&self) -> String {
+        self.hex()[..SHORT_LEN].to_string()
+    }
+}
+
+impl fmt::Display for PaperId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for byte in self.0 {
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for PaperId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PaperId({self})")
+    }
+}
+
+impl FromStr for PaperId {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let invalid = |reason: &str| Error::InvalidId {
+            id: s.to_string(),
+            reason: reason.to_string(),
+        };
+        if s.len() != ID_BYTES * 2 {
+            return Err(invalid("expected 16 hex digits"));
+        }
+        let mut bytes = [0u8; ID_BYTES];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
+                .map_err(|_| invalid("expected 16 hex digits"))?;
+        }
+        Ok(PaperId(bytes))
+    }
+}
+
+impl Serialize for PaperId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for PaperId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Checks that `prefix` can be used to look an id up: hex, and long enough.
+pub fn validate_prefix(prefix: &str) -> Result<String, Error> {
+    let lower = prefix.trim().to_ascii_lowercase();
+    let invalid = |reason: String| Error::InvalidId {
+        id: prefix.to_string(),
+        reason,
+    };
+    if !lower.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(invalid("ids are hex digits".into()));
+    }
+    if lower.len() < MIN_PREFIX {
+        return Err(invalid(format!("give at least {MIN_PREFIX} hex digits")));
+    }
+    if lower.len() > ID_BYTES * 2 {
+        return Err(invalid("ids have 16 hex digits".into()));
+    }
+    Ok(lower)
+}
+
+/// One place an abstract was seen: a dump file and a paragraph in it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Source {
+    /// The dump's file name, for display.
+    pub file: String,
+    /// The dump's path as it was given or found when indexing.
+    pub path: String,
+    /// 1-based paragraph number within the dump, header not counted.
+    pub paragraph: usize,
+}
+
+/// One unique abstract and everywhere it was seen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Paper {
+    /// Content hash of `text`.
+    pub id: PaperId,
+    /// The abstract, normalised: lines trimmed and joined by single spaces.
+    pub text: String,
+    /// Every place the abstract was seen, sorted.
+    pub sources: Vec<Source>,
+}
+
+impl Paper {
+    /// A paper with this text, seen at `source`.
+    pub fn new(text: String, source: Source) -> Self {
+        Paper {
+            id: PaperId::of(&text),
+            text,
+            sources: vec![source],
+        }
+    }
+
+    /// Records more places this abstract was seen, keeping them sorted and
+    /// unique. Returns how many were new.
+    pub fn add_sources(&mut self, sources: impl IntoIterator<Item = Source>) -> usize {
+        let before = self.sources.len();
+        self.sources.extend(sources);
+        self.sources.sort();
+        self.sources.dedup();
+        self.sources.len() - before
+    }
+
+    /// A short display title: the first sentence, cut on a word boundary.
+    pub fn headline(&self) -> String {
+        headline(&self.text, HEADLINE_LEN)
+    }
+}
+
+/// Longest headline in characters, ellipsis included.
+const HEADLINE_LEN: usize = 100;
+
+/// Words after which a period does not end a sentence.
+const ABBREVIATIONS: &[&str] = &["e.g.", "i.e.", "al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "approx."];
+
+/// The first sentence of `text`, at most `max` characters, cut on a word
+/// boundary with an ellipsis when it is longer.
+pub fn headline(text: &str, max: usize) -> String {
+    let sentence = first_sentence(text);
+    if sentence.chars().count() <= max {
+        return sentence.to_string();
+    }
+    let limit = sentence
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(sentence.len(), |(i, _)| i);
+    let cut = sentence[..limit].rfind(' ').filter(|&i| i > 0).unwrap_or(limit);
+    format!("{}…", sentence[..cut].trim_end_matches([',', ';', ':', ' ']))
+}
+
+/// The text up to the first sentence-ending punctuation followed by a space
+/// and a capital letter or digit, skipping common abbreviations.
+fn first_sentence(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if !matches!(b, b'.' | b'?' | b'!') || bytes.get(i + 1) != Some(&b' ') {
+            continue;
+        }
+        let next = text[i + 2..].chars().next();
+        if !next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit()) {
+            continue;
+        }
+        let word_start = text[..i].rfind(' ').map_or(0, |s| s + 1);
+        let word = &text[word_start..=i];
+        if b == b'.' && ABBREVIATIONS.iter().any(|a| a.eq_ignore_ascii_case(word)) {
+            continue;
+        }
+        return &text[..=i];
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_stable_hex_and_round_trip() {
+        let id = PaperId::of("hello");
+        // First 8 bytes of sha256("hello").
+        assert_eq!(id.hex(), "2cf24dba5fb0a30e");
+        assert_eq!(id.short(), "2cf24dba");
+        assert_eq!(id.hex().parse::<PaperId>().unwrap(), id);
+        assert!("xyz".parse::<PaperId>().is_err());
+    }
+
+    #[test]
+    fn prefixes_must_be_hex_and_long_enough() {
+        assert_eq!(validate_prefix("2CF2").unwrap(), "2cf2");
+        assert!(validate_prefix("2cf").is_err());
+        assert!(validate_prefix("2cfz").is_err());
+        assert!(validate_prefix("2cf24dba5fb0a30e0").is_err());
+    }
+
+    #[test]
+    fn headline_is_first_sentence() {
+        let text = "We study X, e.g. Y. It works well. More here.";
+        assert_eq!(headline(text, 100), "We study X, e.g. Y.");
+    }
+
+    #[test]
+    fn long_headline_is_cut_on_a_word() {
+        let text = "alpha beta gamma delta epsilon zeta eta theta";
+        let h = headline(text, 20);
+        assert_eq!(h, "alpha beta gamma…");
+        assert!(h.chars().count() <= 20);
+    }
+
+    #[test]
+    fn sources_are_deduplicated() {
+        let src = |p| Source {
+            file: "a.txt".into(),
+            path: "d/a.txt".into(),
+            paragraph: p,
+        };
+        let mut paper = Paper::new("text".into(), src(2));
+        assert_eq!(paper.add_sources([src(1), src(2)]), 1);
+        assert_eq!(paper.sources, vec![src(1), src(2)]);
+    }
+}
