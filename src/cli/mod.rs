@@ -27,8 +27,12 @@ pub struct Cli {
     index: Option<PathBuf>,
 
     /// Print JSON (JSON Lines for result lists), also the default when stdout is not a terminal
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "table")]
     json: bool,
+
+    /// Print the human-readable table even when stdout is not a terminal
+    #[arg(long, global = true)]
+    table: bool,
 
     /// Print no progress or informational messages on stderr
     #[arg(short, long, global = true)]
@@ -175,7 +179,7 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     let ctx = Context {
         index_dir,
-        json: cli.json || !stdout_is_terminal,
+        json: cli.json || (!stdout_is_terminal && !cli.table),
         quiet: cli.quiet,
         color: stdout_is_terminal && !no_color,
         stderr_is_terminal: std::io::stderr().is_terminal(),

