@@ -46,9 +46,10 @@ impl Corpus {
         for file in files {
             match read_dump(&file) {
                 Ok(paragraphs) => {
-                    let name = file
-                        .file_name()
-                        .map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into());
+                    let name = file.file_name().map_or_else(
+                        || file.display().to_string(),
+                        |n| n.to_string_lossy().into(),
+                    );
                     for paragraph in paragraphs {
                         corpus.paragraphs += 1;
                         let source = Source {
@@ -73,7 +74,10 @@ impl Corpus {
             }
         }
         if corpus.files.is_empty() {
-            let paths = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+            let paths = paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>();
             return Err(Error::NoDumps {
                 paths: paths.join(", "),
             });
@@ -117,8 +121,12 @@ fn read_dump(path: &Path) -> std::result::Result<Vec<crate::parse::Paragraph>, S
     if bytes.contains(&0) {
         return Err("binary file, not a Daily Papers dump".into());
     }
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| format!("not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.valid_up_to()
+        )
+    })?;
     parse_dump(text).map_err(|e| e.to_string())
 }
 
@@ -129,14 +137,22 @@ mod tests {
     #[test]
     fn deduplicates_across_files_and_keeps_sources() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("b.txt"), "Daily Papers\n\nSame.\n\nOther.\n").unwrap();
+        std::fs::write(
+            dir.path().join("b.txt"),
+            "Daily Papers\n\nSame.\n\nOther.\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("a.txt"), "Daily Papers\n\nSame.\n").unwrap();
         std::fs::write(dir.path().join("notes.md"), "# notes\n").unwrap();
         let corpus = Corpus::load(&[dir.path().to_path_buf()]).unwrap();
         assert_eq!(corpus.paragraphs, 3);
         assert_eq!(corpus.papers.len(), 2);
         assert_eq!(corpus.papers[0].text, "Same.");
-        let files: Vec<_> = corpus.papers[0].sources.iter().map(|s| &s.file[..]).collect();
+        let files: Vec<_> = corpus.papers[0]
+            .sources
+            .iter()
+            .map(|s| &s.file[..])
+            .collect();
         assert_eq!(files, ["a.txt", "b.txt"]);
         assert_eq!(corpus.skipped.len(), 1);
         assert!(corpus.skipped[0].reason.contains("line 1"));

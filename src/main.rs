@@ -13,7 +13,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let usage = matches!(err.downcast_ref::<papers::Error>(), Some(papers::Error::EmptyQuery));
+            let usage = matches!(
+                err.downcast_ref::<papers::Error>(),
+                Some(papers::Error::EmptyQuery)
+            );
             eprintln!("papers: {err:#}");
             ExitCode::from(if usage { 2 } else { 1 })
         }

@@ -163,7 +163,9 @@ impl Paper {
 const HEADLINE_LEN: usize = 100;
 
 /// Words after which a period does not end a sentence.
-const ABBREVIATIONS: &[&str] = &["e.g.", "i.e.", "al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "approx."];
+const ABBREVIATIONS: &[&str] = &[
+    "e.g.", "i.e.", "al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "approx.",
+];
 
 /// The first sentence of `text`, at most `max` characters, cut on a word
 /// boundary with an ellipsis when it is longer.
@@ -176,8 +178,14 @@ pub fn headline(text: &str, max: usize) -> String {
         .char_indices()
         .nth(max.saturating_sub(1))
         .map_or(sentence.len(), |(i, _)| i);
-    let cut = sentence[..limit].rfind(' ').filter(|&i| i > 0).unwrap_or(limit);
-    format!("{}…", sentence[..cut].trim_end_matches([',', ';', ':', ' ']))
+    let cut = sentence[..limit]
+        .rfind(' ')
+        .filter(|&i| i > 0)
+        .unwrap_or(limit);
+    format!(
+        "{}…",
+        sentence[..cut].trim_end_matches([',', ';', ':', ' '])
+    )
 }
 
 /// The text up to the first sentence-ending punctuation followed by a space

@@ -76,7 +76,11 @@ mod tests {
     use super::*;
 
     fn texts(input: &str) -> Vec<String> {
-        parse_dump(input).unwrap().into_iter().map(|p| p.text).collect()
+        parse_dump(input)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.text)
+            .collect()
     }
 
     #[test]
@@ -92,7 +96,10 @@ mod tests {
 
     #[test]
     fn joins_wrapped_lines() {
-        assert_eq!(texts("Daily Papers\n\nA wrapped\n  abstract.\n"), ["A wrapped abstract."]);
+        assert_eq!(
+            texts("Daily Papers\n\nA wrapped\n  abstract.\n"),
+            ["A wrapped abstract."]
+        );
     }
 
     #[test]

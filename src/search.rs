@@ -61,7 +61,12 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Scores every row of `vectors` against `query`, skipping `exclude`.
-pub fn exact_scan(vectors: &[f32], dimension: usize, query: &[f32], exclude: Option<usize>) -> Vec<Hit> {
+pub fn exact_scan(
+    vectors: &[f32],
+    dimension: usize,
+    query: &[f32],
+    exclude: Option<usize>,
+) -> Vec<Hit> {
     vectors
         .chunks_exact(dimension)
         .enumerate()

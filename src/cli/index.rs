@@ -33,12 +33,19 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     let started = Instant::now();
     let corpus = Corpus::load(&args.paths)?;
     for skipped in &corpus.skipped {
-        eprintln!("papers: warning: {}: {}; skipped", skipped.path.display(), skipped.reason);
+        eprintln!(
+            "papers: warning: {}: {}; skipped",
+            skipped.path.display(),
+            skipped.reason
+        );
     }
 
     let dir = &ctx.index_dir;
     let _lock = IndexLock::acquire(dir, || {
-        ctx.note(&format!("waiting for another `papers index` to finish with {}", dir.display()))
+        ctx.note(&format!(
+            "waiting for another `papers index` to finish with {}",
+            dir.display()
+        ))
     })?;
     let existing = if args.rebuild {
         None
@@ -71,7 +78,11 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
             if index.manifest().weights_sha256 != digest {
                 return Err(Error::IndexModelMismatch {
                     path: dir.clone(),
-                    index_model: format!("{} (weights {})", index.manifest().model, short(&index.manifest().weights_sha256)),
+                    index_model: format!(
+                        "{} (weights {})",
+                        index.manifest().model,
+                        short(&index.manifest().weights_sha256)
+                    ),
                     model: format!("{} (weights {})", files.model, short(&digest)),
                 }
                 .into());
@@ -137,8 +148,10 @@ fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) ->
         },
     );
     bar.set_style(
-        ProgressStyle::with_template("embedding {bar:40} {pos}/{len} abstracts ({per_sec}, eta {eta})")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "embedding {bar:40} {pos}/{len} abstracts ({per_sec}, eta {eta})",
+        )
+        .expect("valid template"),
     );
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = embedder.embed(&refs, &mut |done| bar.set_position(done as u64))?;

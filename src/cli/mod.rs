@@ -174,7 +174,9 @@ pub fn run(cli: Cli) -> Result<()> {
     let index_dir = match cli.index {
         Some(dir) => dir,
         None => papers::index::Index::default_dir().ok_or_else(|| {
-            anyhow::anyhow!("no data directory on this platform; pass --index DIR or set PAPERS_INDEX")
+            anyhow::anyhow!(
+                "no data directory on this platform; pass --index DIR or set PAPERS_INDEX"
+            )
         })?,
     };
     let ctx = Context {

@@ -6,7 +6,9 @@ use std::io::{BufRead, Write};
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use papers::embed::{device, source, BertEmbedder, DeviceChoice, Embedder, ModelFiles, ModelSpec, DEFAULT_MODEL};
+use papers::embed::{
+    device, source, BertEmbedder, DeviceChoice, Embedder, ModelFiles, ModelSpec, DEFAULT_MODEL,
+};
 
 use super::{Context, DeviceArg, ModelArgs};
 

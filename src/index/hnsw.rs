@@ -40,7 +40,13 @@ impl Graph {
     /// serially in row order so the same rows always give the same graph.
     pub fn build(vectors: &[f32], dimension: usize) -> Graph {
         let rows = vectors.len() / dimension.max(1);
-        let hnsw = Hnsw::new(MAX_CONNECTIONS, rows.max(1), MAX_LAYERS, EF_CONSTRUCTION, ClampedDot);
+        let hnsw = Hnsw::new(
+            MAX_CONNECTIONS,
+            rows.max(1),
+            MAX_LAYERS,
+            EF_CONSTRUCTION,
+            ClampedDot,
+        );
         for (i, row) in vectors.chunks_exact(dimension).enumerate() {
             hnsw.insert_slice((row, i));
         }
@@ -77,7 +83,10 @@ impl Graph {
         match loaded {
             Ok(Ok(hnsw)) => Ok(Graph { hnsw }),
             Ok(Err(e)) => Err(Error::corrupt(graph_file, e.to_string())),
-            Err(_) => Err(Error::corrupt(graph_file, "unreadable HNSW graph".to_string())),
+            Err(_) => Err(Error::corrupt(
+                graph_file,
+                "unreadable HNSW graph".to_string(),
+            )),
         }
     }
 
@@ -150,12 +159,19 @@ mod tests {
         let mut found = 0;
         for q in 0..queries {
             let base = &vectors[q * 37 % rows * dimension..][..dimension];
-            let mut query: Vec<f32> =
-                base.iter().zip(&noise[q * dimension..]).map(|(a, b)| a + 0.5 * b).collect();
+            let mut query: Vec<f32> = base
+                .iter()
+                .zip(&noise[q * dimension..])
+                .map(|(a, b)| a + 0.5 * b)
+                .collect();
             let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
             query.iter_mut().for_each(|x| *x /= norm);
             let truth = brute_force(&vectors, dimension, &query, k);
-            let got: Vec<usize> = graph.search(&query, k).into_iter().map(|(i, _)| i).collect();
+            let got: Vec<usize> = graph
+                .search(&query, k)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect();
             found += truth.iter().filter(|i| got.contains(i)).count();
         }
         let recall = found as f64 / (queries * k) as f64;

@@ -86,6 +86,7 @@ impl Manifest {
                 expected: FORMAT_VERSION,
             });
         }
-        serde_json::from_str(&text).map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))
+        serde_json::from_str(&text)
+            .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))
     }
 }

@@ -43,7 +43,10 @@ pub const GRAPH_THRESHOLD: usize = 20_000;
 
 /// The file names hnsw_rs writes for a graph dumped under `basename`.
 fn graph_files(basename: &str) -> [String; 2] {
-    [format!("{basename}.hnsw.graph"), format!("{basename}.hnsw.data")]
+    [
+        format!("{basename}.hnsw.graph"),
+        format!("{basename}.hnsw.data"),
+    ]
 }
 
 /// An opened index, read-only.
@@ -72,7 +75,11 @@ impl Index {
         if papers.len() != manifest.records {
             return Err(Error::corrupt(
                 &records_path,
-                format!("{} records, manifest says {}", papers.len(), manifest.records),
+                format!(
+                    "{} records, manifest says {}",
+                    papers.len(),
+                    manifest.records
+                ),
             ));
         }
         if papers.windows(2).any(|w| w[0].id >= w[1].id) {
@@ -84,7 +91,8 @@ impl Index {
         for name in graph_files(&manifest.graph) {
             store::read_checked(&data.join(&name), manifest.files.get(&name))?;
         }
-        let vectors = store::decode_vectors(&vectors_path, &vectors, papers.len(), manifest.dimension)?;
+        let vectors =
+            store::decode_vectors(&vectors_path, &vectors, papers.len(), manifest.dimension)?;
         Ok(Index {
             dir: dir.to_path_buf(),
             manifest,
@@ -140,7 +148,9 @@ impl Index {
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
         let wanted = validate_prefix(prefix)?;
         // Records are sorted by id, so the matches are one contiguous run.
-        let start = self.papers.partition_point(|p| p.id.hex().as_str() < wanted.as_str());
+        let start = self
+            .papers
+            .partition_point(|p| p.id.hex().as_str() < wanted.as_str());
         let matches: Vec<usize> = (start..self.papers.len())
             .take_while(|&i| self.papers[i].id.hex().starts_with(&wanted))
             .collect();
@@ -171,7 +181,12 @@ impl Index {
         self.nearest(self.vector(row), Some(row), options)
     }
 
-    fn nearest(&self, query: &[f32], exclude: Option<usize>, options: &SearchOptions) -> Result<Vec<Hit>> {
+    fn nearest(
+        &self,
+        query: &[f32],
+        exclude: Option<usize>,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
         if query.len() != self.manifest.dimension {
             return Err(Error::Embed(format!(
                 "query vector has {} dimensions, the index {}",
@@ -181,7 +196,8 @@ impl Index {
         }
         let hits = match self.resolve_strategy(options.strategy) {
             Strategy::Graph if !self.papers.is_empty() => {
-                let wanted = (options.limit + usize::from(exclude.is_some())).min(self.papers.len());
+                let wanted =
+                    (options.limit + usize::from(exclude.is_some())).min(self.papers.len());
                 // The graph gives candidates; their scores are recomputed
                 // from the stored vectors so both paths score identically.
                 self.graph()?

@@ -63,7 +63,10 @@ pub fn read_checked(path: &Path, entry: Option<&FileEntry>) -> Result<Vec<u8>> {
         ));
     }
     if hex(&Sha256::digest(&bytes)) != entry.sha256 {
-        return Err(Error::corrupt(path, "contents do not match the manifest's checksum"));
+        return Err(Error::corrupt(
+            path,
+            "contents do not match the manifest's checksum",
+        ));
     }
     Ok(bytes)
 }
@@ -84,12 +87,20 @@ pub fn encode_vectors(vectors: &[f32]) -> Vec<u8> {
 }
 
 /// Parses vectors, checking there are `rows` rows of `dimension` values.
-pub fn decode_vectors(path: &Path, bytes: &[u8], rows: usize, dimension: usize) -> Result<Vec<f32>> {
+pub fn decode_vectors(
+    path: &Path,
+    bytes: &[u8],
+    rows: usize,
+    dimension: usize,
+) -> Result<Vec<f32>> {
     let expected = rows * dimension * 4;
     if bytes.len() != expected {
         return Err(Error::corrupt(
             path,
-            format!("{} bytes, expected {expected} for {rows} vectors of {dimension}", bytes.len()),
+            format!(
+                "{} bytes, expected {expected} for {rows} vectors of {dimension}",
+                bytes.len()
+            ),
         ));
     }
     let vectors: Vec<f32> = bytes

@@ -108,8 +108,12 @@ impl Update {
     /// Starts from `existing` (or nothing) and adds `corpus`.
     pub fn new(existing: Option<&Index>, corpus: &Corpus) -> Update {
         let mut update = Update::from_existing(existing);
-        let rows: HashMap<PaperId, usize> =
-            update.papers.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+        let rows: HashMap<PaperId, usize> = update
+            .papers
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id, i))
+            .collect();
         let mut report = UpdateReport {
             files: corpus.files.len(),
             skipped: corpus.skipped.len(),
@@ -144,7 +148,9 @@ impl Update {
         let mut keep_iter = keep.iter();
         update.papers.retain(|_| *keep_iter.next().unwrap_or(&true));
         let mut keep_iter = keep.iter();
-        update.vectors.retain(|_| *keep_iter.next().unwrap_or(&true));
+        update
+            .vectors
+            .retain(|_| *keep_iter.next().unwrap_or(&true));
         update.report.removed = keep.iter().filter(|k| !**k).count();
         update
     }
@@ -153,7 +159,9 @@ impl Update {
         let (papers, vectors, previous) = match existing {
             Some(index) => (
                 index.papers().to_vec(),
-                (0..index.papers().len()).map(|r| Some(index.vector(r).to_vec())).collect(),
+                (0..index.papers().len())
+                    .map(|r| Some(index.vector(r).to_vec()))
+                    .collect(),
                 Some(index.manifest().clone()),
             ),
             None => (Vec::new(), Vec::new(), None),
@@ -200,7 +208,8 @@ impl Update {
     pub fn commit(mut self, dir: &Path, stamp: &ModelStamp) -> Result<UpdateReport> {
         let mut rows: Vec<(Paper, Vec<f32>)> = Vec::with_capacity(self.papers.len());
         for (paper, vector) in self.papers.drain(..).zip(self.vectors.drain(..)) {
-            let vector = vector.ok_or_else(|| Error::Embed(format!("no vector for {}", paper.id)))?;
+            let vector =
+                vector.ok_or_else(|| Error::Embed(format!("no vector for {}", paper.id)))?;
             if vector.len() != stamp.dimension {
                 return Err(Error::Embed(format!(
                     "vector of {} dimensions, expected {}",
@@ -210,7 +219,7 @@ impl Update {
             }
             rows.push((paper, vector));
         }
-        rows.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+        rows.sort_by_key(|(paper, _)| paper.id);
         let (papers, vectors): (Vec<Paper>, Vec<Vec<f32>>) = rows.into_iter().unzip();
         let flat: Vec<f32> = vectors.concat();
 
@@ -262,7 +271,11 @@ impl Update {
         };
         let text = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
         store::replace_atomic(&dir.join(MANIFEST), &text)?;
-        remove_stale(dir, &manifest.data_dir, old.as_ref().map(|m| m.data_dir.as_str()));
+        remove_stale(
+            dir,
+            &manifest.data_dir,
+            old.as_ref().map(|m| m.data_dir.as_str()),
+        );
 
         self.report.records = papers.len();
         Ok(self.report)

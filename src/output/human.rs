@@ -94,7 +94,11 @@ pub(super) fn paper<W: Write>(
         writeln!(
             out,
             "{}",
-            paint(&format!("seen in {} paragraph {}", source.path, source.paragraph), DIM, color)
+            paint(
+                &format!("seen in {} paragraph {}", source.path, source.paragraph),
+                DIM,
+                color
+            )
         )?;
     }
     Ok(())
@@ -104,7 +108,12 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
     let m = index.manifest();
     writeln!(out, "index:      {}", index.dir().display())?;
     writeln!(out, "records:    {}", m.records)?;
-    writeln!(out, "model:      {} (weights sha256 {})", m.model, &m.weights_sha256[..12.min(m.weights_sha256.len())])?;
+    writeln!(
+        out,
+        "model:      {} (weights sha256 {})",
+        m.model,
+        &m.weights_sha256[..12.min(m.weights_sha256.len())]
+    )?;
     writeln!(out, "dimension:  {}", m.dimension)?;
     writeln!(out, "truncation: {} word pieces", m.max_seq_length)?;
     writeln!(
@@ -113,8 +122,16 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
         extra.strategy.name(),
         crate::index::GRAPH_THRESHOLD
     )?;
-    writeln!(out, "format:     version {}, generation {}", m.format_version, m.generation)?;
-    writeln!(out, "size:       {:.1} MiB", extra.size_bytes as f64 / (1024.0 * 1024.0))?;
+    writeln!(
+        out,
+        "format:     version {}, generation {}",
+        m.format_version, m.generation
+    )?;
+    writeln!(
+        out,
+        "size:       {:.1} MiB",
+        extra.size_bytes as f64 / (1024.0 * 1024.0)
+    )?;
     writeln!(out, "sources:")?;
     for (file, records) in source_counts(index) {
         writeln!(out, "  {file}: {records} records")?;

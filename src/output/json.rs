@@ -190,7 +190,11 @@ pub(super) fn report<W: Write>(out: &mut W, r: &UpdateReport, dir: &Path) -> io:
     )
 }
 
-pub(super) fn embeddings<W: Write>(out: &mut W, texts: &[String], vectors: &[Vec<f32>]) -> io::Result<()> {
+pub(super) fn embeddings<W: Write>(
+    out: &mut W,
+    texts: &[String],
+    vectors: &[Vec<f32>],
+) -> io::Result<()> {
     for (text, embedding) in texts.iter().zip(vectors) {
         line(out, &WireEmbedding { text, embedding })?;
     }

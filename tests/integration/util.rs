@@ -65,16 +65,32 @@ impl Run {
     /// containing every one of `needles`, and no panic.
     #[track_caller]
     pub fn fails(self, code: i32, needles: &[&str]) -> Self {
-        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
         assert!(!self.stderr.contains("panicked"), "panic: {}", self.stderr);
-        assert!(!self.stderr.contains("RUST_BACKTRACE"), "backtrace: {}", self.stderr);
+        assert!(
+            !self.stderr.contains("RUST_BACKTRACE"),
+            "backtrace: {}",
+            self.stderr
+        );
         if code == 1 {
-            let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.contains(" from ")).collect();
+            let lines: Vec<&str> = self
+                .stderr
+                .lines()
+                .filter(|l| !l.contains(" from "))
+                .collect();
             assert_eq!(lines.len(), 1, "expected one error line: {}", self.stderr);
             assert!(lines[0].starts_with("papers: "), "{}", self.stderr);
         }
         for needle in needles {
-            assert!(self.stderr.contains(needle), "`{needle}` not in: {}", self.stderr);
+            assert!(
+                self.stderr.contains(needle),
+                "`{needle}` not in: {}",
+                self.stderr
+            );
         }
         self
     }
@@ -97,7 +113,11 @@ impl Run {
 
 /// Runs `cmd` with `args` to completion.
 pub fn run(mut cmd: Command, args: &[&str]) -> Run {
-    let Output { status, stdout, stderr } = cmd.args(args).output().expect("papers runs");
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.args(args).output().expect("papers runs");
     Run {
         code: status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
