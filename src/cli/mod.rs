@@ -158,11 +158,12 @@ impl Context {
     }
 }
 
-/// Columns of the terminal: `COLUMNS` when set, else 100.
+/// Columns for tables: `COLUMNS` when set, else the terminal's width, else 100.
 fn terminal_width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse().ok())
+        .or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
         .filter(|&c: &usize| c >= 40)
         .unwrap_or(100)
 }
