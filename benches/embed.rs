@@ -19,16 +19,27 @@ fn main() -> papers::Result<()> {
         .unwrap_or(128);
     let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
     let corpus = Corpus::load(&[seeds])?;
-    let texts: Vec<&str> = corpus.papers.iter().take(count).map(|p| p.text.as_str()).collect();
+    let texts: Vec<&str> = corpus
+        .papers
+        .iter()
+        .take(count)
+        .map(|p| p.text.as_str())
+        .collect();
 
     let started = Instant::now();
     let files = source::resolve(&ModelSpec::default())?;
     let model = BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)?;
-    println!("model load: {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "model load: {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
 
-    let tokens: usize = texts.iter().map(|t| model.token_ids(t).map_or(0, |ids| ids.len())).sum();
+    let tokens: usize = texts
+        .iter()
+        .map(|t| model.token_ids(t).map_or(0, |ids| ids.len()))
+        .sum();
     let started = Instant::now();
-    let vectors = model.embed(&texts, &mut |_| {})?;
+    let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "embed: {} abstracts, {tokens} word pieces in {seconds:.2} s = {:.1} abstracts/s, {:.0} tokens/s",
@@ -56,7 +67,10 @@ fn main() -> papers::Result<()> {
     );
     let started = Instant::now();
     let graph = Graph::build(&flat, dimension);
-    println!("graph build: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "graph build: {:.1} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
     let started = Instant::now();
     for _ in 0..rounds {
         std::hint::black_box(graph.search(&query, options.limit));

@@ -173,3 +173,22 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod scale {
+    use super::*;
+
+    #[test]
+    fn twenty_thousand_unique_paragraphs_in_one_dump() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("Daily Papers\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("\nAbstract number {i} about topic {}.\n", i % 97));
+        }
+        std::fs::write(dir.path().join("big.txt"), text).unwrap();
+        let corpus = Corpus::load(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(corpus.paragraphs, 20_000);
+        assert_eq!(corpus.papers.len(), 20_000);
+        assert_eq!(corpus.papers[19_999].sources[0].paragraph, 20_000);
+    }
+}

@@ -100,8 +100,8 @@ pub enum Error {
         /// The lock file.
         path: PathBuf,
     },
-    /// The run was interrupted before anything was written.
-    #[error("interrupted; the index was left as it was")]
+    /// The run was interrupted (Ctrl-C) before anything was written.
+    #[error("interrupted")]
     Interrupted,
     /// No record has an id starting with this prefix.
     #[error("unknown id `{id}`")]

@@ -18,7 +18,7 @@
 //! let model = BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)?;
 //! let mut update = Update::new(None, &corpus);
 //! let (positions, texts): (Vec<usize>, Vec<&str>) = update.pending().into_iter().unzip();
-//! let vectors = model.embed(&texts, &mut |_| {})?;
+//! let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
 //! for (position, vector) in positions.into_iter().zip(vectors) {
 //!     update.set_vector(position, vector);
 //! }

@@ -1,5 +1,6 @@
 //! The `papers` binary: parse the command line, run it, and turn errors into
-//! one line on stderr and an exit code (0 success, 1 error, 2 usage).
+//! one line on stderr and an exit code (0 success, 1 error, 2 usage, 130
+//! interrupted).
 
 mod cli;
 

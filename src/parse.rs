@@ -123,3 +123,52 @@ mod tests {
         assert_eq!(texts("Daily Papers\n"), Vec::<String>::new());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines drawn from pieces that matter to the parser: the header, blank
+    /// and white-space-only lines, CR, BOM, NUL and arbitrary text.
+    fn dumpish() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("Daily Papers".to_string()),
+            Just(String::new()),
+            Just("  \t".to_string()),
+            Just("\r".to_string()),
+            Just("\u{feff}".to_string()),
+            Just("\0".to_string()),
+            ".{0,40}",
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|lines| lines.join("\n"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn never_panics_on_any_text(text in any::<String>()) {
+            let _ = parse_dump(&text);
+        }
+
+        #[test]
+        fn paragraphs_are_clean_numbered_and_round_trip(text in dumpish()) {
+            if let Ok(paragraphs) = parse_dump(&text) {
+                for (i, p) in paragraphs.iter().enumerate() {
+                    prop_assert_eq!(p.number, i + 1);
+                    prop_assert!(!p.text.is_empty());
+                    prop_assert!(!p.text.contains('\n'));
+                    prop_assert_eq!(p.text.trim(), p.text.as_str());
+                }
+                let rebuilt = std::iter::once(HEADER.to_string())
+                    .chain(paragraphs.iter().map(|p| p.text.clone()))
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                let again: Vec<String> = parse_dump(&rebuilt).unwrap().into_iter().map(|p| p.text).collect();
+                let texts: Vec<String> = paragraphs.into_iter().map(|p| p.text).collect();
+                prop_assert_eq!(again, texts);
+            }
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! `papers index PATH...`: read dumps, embed what is new, write the index.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -29,8 +31,27 @@ pub struct IndexArgs {
     model: ModelArgs,
 }
 
+/// Set by the first Ctrl-C; the embedding loop stops at the next batch.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Ctrl-C while indexing stops after the current batch, before anything is
+/// written; a second Ctrl-C exits at once. Either way the index on disk is
+/// the previous one, since a write is a rename of a complete generation.
+fn handle_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
 pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     let started = Instant::now();
+    handle_ctrl_c();
     let corpus = Corpus::load(&args.paths)?;
     for skipped in &corpus.skipped {
         eprintln!(
@@ -89,7 +110,16 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
             }
         }
         let embedder = model::load(&args.model, &files)?;
-        embed_pending(ctx, &embedder, &mut update)?;
+        if let Err(err) = embed_pending(ctx, &embedder, &mut update) {
+            if matches!(err.downcast_ref::<Error>(), Some(Error::Interrupted)) {
+                let kept = existing.as_ref().map_or(0, |i| i.papers().len());
+                return Err(anyhow::Error::new(Error::Interrupted).context(format!(
+                    "stopped by Ctrl-C; nothing was written and the index keeps its {kept} records \
+                     (run the same command again to finish)"
+                )));
+            }
+            return Err(err);
+        }
         ModelStamp {
             model: files.model.clone(),
             weights_sha256: digest,
@@ -154,8 +184,16 @@ fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) ->
         .expect("valid template"),
     );
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embedder.embed(&refs, &mut |done| bar.set_position(done as u64))?;
+    let result = embedder.embed(&refs, &mut |done| {
+        bar.set_position(done as u64);
+        if interrupted() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
     bar.finish_and_clear();
+    let vectors = result?;
     for (position, vector) in positions.into_iter().zip(vectors) {
         update.set_vector(position, vector);
     }

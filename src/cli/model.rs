@@ -72,7 +72,7 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
     let files = resolve(ctx, &args.model, None)?;
     let model = load(&args.model, &files)?;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = model.embed(&refs, &mut |_| {})?;
+    let vectors = model.embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
     ctx.printer().embeddings(&texts, &vectors)?;
     Ok(())
 }

@@ -5,6 +5,8 @@
 //! All of this is loaded in [`BertEmbedder::load`], the one place that reads
 //! the model's files.
 
+use std::ops::ControlFlow;
+
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
@@ -237,7 +239,11 @@ impl Embedder for BertEmbedder {
         self.dimension
     }
 
-    fn embed(&self, texts: &[&str], progress: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
+    fn embed(
+        &self,
+        texts: &[&str],
+        progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+    ) -> Result<Vec<Vec<f32>>> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -264,7 +270,9 @@ impl Embedder for BertEmbedder {
                 out[i] = vector;
             }
             done += end - start;
-            progress(done);
+            if progress(done).is_break() {
+                return Err(Error::Interrupted);
+            }
             start = end;
         }
         Ok(out)

@@ -11,6 +11,8 @@ pub use bert::BertEmbedder;
 pub use device::DeviceChoice;
 pub use source::{ModelFiles, ModelSpec, Origin, DEFAULT_MODEL};
 
+use std::ops::ControlFlow;
+
 use crate::error::Result;
 
 /// A sentence-embedding model.
@@ -22,12 +24,18 @@ pub trait Embedder {
     fn dimension(&self) -> usize;
 
     /// Embeds `texts`, returning one unit-length vector per text, in order.
-    /// `progress` is called with the number of texts finished so far.
-    fn embed(&self, texts: &[&str], progress: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>>;
+    /// `progress` is called after each batch with the number of texts
+    /// finished so far; returning `Break` stops the work with
+    /// [`Error::Interrupted`](crate::Error::Interrupted).
+    fn embed(
+        &self,
+        texts: &[&str],
+        progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+    ) -> Result<Vec<Vec<f32>>>;
 
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let mut vectors = self.embed(&[text], &mut |_| {})?;
+        let mut vectors = self.embed(&[text], &mut |_| ControlFlow::Continue(()))?;
         Ok(vectors.remove(0))
     }
 }

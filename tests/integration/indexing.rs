@@ -299,3 +299,86 @@ fn a_killed_index_run_leaves_the_previous_index_usable() {
         assert_eq!(report.records, 27, "delay {delay_ms} ms");
     }
 }
+
+#[test]
+fn ctrl_c_stops_promptly_and_keeps_the_previous_index() {
+    use std::io::{BufRead, BufReader};
+    let copy = small_index_copy();
+    let mut child = papers()
+        .env("PAPERS_INDEX", copy.path())
+        .args(["index", &data("")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    // The model line comes just before embedding starts.
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("model ") {
+        line.clear();
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{rest}");
+    assert!(
+        rest.contains("stopped by Ctrl-C") && rest.contains("keeps its 10 records"),
+        "{rest}"
+    );
+    assert_eq!(rest.lines().count(), 1, "{rest}");
+    assert_eq!(info(copy.path()).records, 10);
+    let report: Report = papers_in(copy.path(), &["index", "--json", &data("")])
+        .ok()
+        .json();
+    assert_eq!((report.added, report.records), (17, 27));
+}
+
+#[test]
+fn an_index_directory_that_cannot_be_created_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let index = file.join("index");
+    papers_in(&index, &["index", &data("daily-2024-05-01.txt")])
+        .fails(1, &[index.to_str().unwrap()]);
+}
+
+#[test]
+fn a_dump_of_20000_paragraphs_is_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("huge.txt");
+    // 20,000 paragraphs cycling through 40 abstracts written here, so the
+    // test exercises parsing and deduplication at scale without embedding
+    // 20,000 texts on a CI core.
+    let mut text = String::from("Daily Papers\n");
+    for i in 0..20_000 {
+        let topic = i % 40;
+        text.push_str(&format!(
+            "\nSynthetic abstract {topic}: we study method {topic} on benchmark {} and report gains.\n",
+            topic * 7
+        ));
+    }
+    std::fs::write(&dump, text).unwrap();
+    let report: Report = papers_in(
+        &dir.path().join("i"),
+        &["index", "--json", dump.to_str().unwrap()],
+    )
+    .ok()
+    .json();
+    assert_eq!(
+        (report.paragraphs, report.unique, report.records),
+        (20_000, 40, 40)
+    );
+    let shown: serde_json::Value = papers_in(
+        &dir.path().join("i"),
+        &["search", "--json", "-k", "1", "method 13"],
+    )
+    .ok()
+    .json();
+    assert_eq!(shown["sources"].as_array().unwrap().len(), 500);
+}
