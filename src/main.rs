@@ -14,12 +14,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let usage = matches!(
-                err.downcast_ref::<papers::Error>(),
-                Some(papers::Error::EmptyQuery)
-            );
             eprintln!("papers: {err:#}");
-            ExitCode::from(if usage { 2 } else { 1 })
+            let cause = err.chain().find_map(|c| c.downcast_ref::<papers::Error>());
+            ExitCode::from(match cause {
+                Some(papers::Error::EmptyQuery) => 2,
+                // The shell's convention for a run stopped by SIGINT.
+                Some(papers::Error::Interrupted) => 130,
+                _ => 1,
+            })
         }
     }
 }
