@@ -9,11 +9,12 @@ use std::ops::ControlFlow;
 
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use rayon::prelude::*;
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use super::device;
+use super::encoder::{Encoder, EncoderConfig};
 use super::source::ModelFiles;
 use super::Embedder;
 use crate::error::{Error, Result};
@@ -57,7 +58,7 @@ struct SentenceConfig {
 
 /// A loaded sentence-transformer.
 pub struct BertEmbedder {
-    model: BertModel,
+    model: Encoder,
     tokenizer: Tokenizer,
     pooling: Pooling,
     max_seq_length: usize,
@@ -86,7 +87,7 @@ impl BertEmbedder {
             .ok_or_else(|| fail(&files.config, "no hidden_size".into()))?
             as usize;
         let max_positions = field("max_position_embeddings").unwrap_or(512) as usize;
-        let config: Config = serde_json::from_value(raw.clone())
+        let config: EncoderConfig = serde_json::from_value(raw.clone())
             .map_err(|e| fail(&files.config, format!("not a BERT config: {e}")))?;
 
         // sentence-transformers truncates to max_seq_length from
@@ -145,8 +146,7 @@ impl BertEmbedder {
         let vb =
             unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
                 .map_err(|e| fail(&files.weights, e.to_string()))?;
-        let model =
-            BertModel::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
+        let model = Encoder::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
 
         Ok(BertEmbedder {
             model,
@@ -199,8 +199,7 @@ impl BertEmbedder {
         let shape = (batch.len(), width);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let hidden = self.model.forward(&ids, &mask)?;
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
 
         // The pooling rules of sentence_transformers.models.Pooling.
@@ -255,25 +254,41 @@ impl Embedder for BertEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
 
-        let mut out = vec![Vec::new(); texts.len()];
-        let mut done = 0;
+        // Batches as ranges of `order`, each up to the token budget.
+        let mut batches = Vec::new();
         let mut start = 0;
         while start < order.len() {
             let width = ids[order[start]].len().max(1);
             let size = (self.tokens_per_batch / width).clamp(1, MAX_BATCH);
             let end = (start + size).min(order.len());
-            let batch: Vec<&[u32]> = order[start..end].iter().map(|&i| ids[i]).collect();
-            let vectors = self
-                .embed_batch(&batch)
-                .map_err(|e| Error::Embed(e.to_string()))?;
-            for (&i, vector) in order[start..end].iter().zip(vectors) {
-                out[i] = vector;
+            batches.push(start..end);
+            start = end;
+        }
+
+        // Much of a forward pass (softmax, GELU, layer norm, copies) runs on
+        // one thread in candle, so batches run side by side, one per
+        // worker, in waves; the matmuls inside still share the rayon pool.
+        let workers = rayon::current_num_threads().max(1);
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut done = 0;
+        for wave in batches.chunks(workers) {
+            let results: Vec<candle_core::Result<Vec<Vec<f32>>>> = wave
+                .par_iter()
+                .map(|range| {
+                    let batch: Vec<&[u32]> = order[range.clone()].iter().map(|&i| ids[i]).collect();
+                    self.embed_batch(&batch)
+                })
+                .collect();
+            for (range, vectors) in wave.iter().zip(results) {
+                let vectors = vectors.map_err(|e| Error::Embed(e.to_string()))?;
+                for (&i, vector) in order[range.clone()].iter().zip(vectors) {
+                    out[i] = vector;
+                }
+                done += range.len();
             }
-            done += end - start;
             if progress(done).is_break() {
                 return Err(Error::Interrupted);
             }
-            start = end;
         }
         Ok(out)
     }

@@ -5,6 +5,7 @@
 
 pub mod bert;
 pub mod device;
+pub mod encoder;
 pub mod source;
 
 pub use bert::BertEmbedder;

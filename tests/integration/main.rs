@@ -1,6 +1,7 @@
 //! One integration test binary (so candle links once), driving the real
 //! `papers` binary and the real model against the seed dumps.
 
+mod encoder;
 mod errors;
 mod indexing;
 mod model;

@@ -1,0 +1,234 @@
+//! The BERT encoder's forward pass, written here on candle ops for speed
+//! while computing exactly what Hugging Face's `BertModel` does (and what
+//! candle-transformers' BERT does; a test compares the two):
+//!
+//! - query, key and value projections fused into one matmul;
+//! - the query scaled by 1/sqrt(head size) before QKᵀ (L·d multiplies
+//!   instead of L·L);
+//! - candle-nn's fused `softmax_last_dim` and `layer_norm` kernels;
+//! - linear layers as one 2-D matmul over every token of the batch;
+//! - exact (erf) GELU, as the model was trained with: the tanh
+//!   approximation breaks parity with sentence-transformers.
+
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::{LayerNorm, VarBuilder};
+
+/// The config fields the encoder needs, from config.json.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct EncoderConfig {
+    /// Word pieces in the vocabulary.
+    pub vocab_size: usize,
+    /// Token types (segments).
+    #[serde(default = "default_type_vocab")]
+    pub type_vocab_size: usize,
+    /// Width of the hidden states.
+    pub hidden_size: usize,
+    /// Transformer layers.
+    pub num_hidden_layers: usize,
+    /// Attention heads per layer.
+    pub num_attention_heads: usize,
+    /// Width of the feed-forward layer.
+    pub intermediate_size: usize,
+    /// Size of the position table.
+    pub max_position_embeddings: usize,
+    /// Layer norm epsilon.
+    #[serde(default = "default_eps")]
+    pub layer_norm_eps: f64,
+    /// Activation; only exact GELU is supported.
+    #[serde(default = "default_act")]
+    pub hidden_act: String,
+    /// "absolute" is the only one supported.
+    #[serde(default = "default_position")]
+    pub position_embedding_type: String,
+}
+
+fn default_type_vocab() -> usize {
+    2
+}
+
+fn default_eps() -> f64 {
+    1e-12
+}
+
+fn default_act() -> String {
+    "gelu".into()
+}
+
+fn default_position() -> String {
+    "absolute".into()
+}
+
+/// A dense layer kept as a transposed weight view and a bias.
+struct Dense {
+    weight_t: Tensor,
+    bias: Tensor,
+}
+
+impl Dense {
+    fn load(vb: VarBuilder, inputs: usize, outputs: usize) -> Result<Dense> {
+        let weight = vb.get((outputs, inputs), "weight")?;
+        let bias = vb.get(outputs, "bias")?;
+        Ok(Dense {
+            weight_t: weight.t()?,
+            bias,
+        })
+    }
+
+    /// Several dense layers over the same input as one: weights stacked.
+    fn load_fused(vbs: &[VarBuilder], inputs: usize, outputs: usize) -> Result<Dense> {
+        let mut weights = Vec::new();
+        let mut biases = Vec::new();
+        for vb in vbs {
+            weights.push(vb.get((outputs, inputs), "weight")?);
+            biases.push(vb.get(outputs, "bias")?);
+        }
+        Ok(Dense {
+            weight_t: Tensor::cat(&weights, 0)?.t()?,
+            bias: Tensor::cat(&biases, 0)?,
+        })
+    }
+
+    /// `x` is (tokens, inputs); the result is (tokens, outputs).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
+    }
+}
+
+fn layer_norm(vb: VarBuilder, size: usize, eps: f64) -> Result<LayerNorm> {
+    Ok(LayerNorm::new(
+        vb.get(size, "weight")?,
+        vb.get(size, "bias")?,
+        eps,
+    ))
+}
+
+struct Layer {
+    qkv: Dense,
+    attention_out: Dense,
+    attention_norm: LayerNorm,
+    intermediate: Dense,
+    output: Dense,
+    output_norm: LayerNorm,
+}
+
+/// A BERT encoder without pooler.
+pub struct Encoder {
+    word_embeddings: Tensor,
+    position_embeddings: Tensor,
+    token_type_embedding: Tensor,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+    head_size: usize,
+    hidden: usize,
+}
+
+impl Encoder {
+    /// Loads the weights under `vb`, with or without a `bert.` prefix.
+    pub fn load(vb: VarBuilder, config: &EncoderConfig) -> Result<Encoder> {
+        if config.hidden_act != "gelu" {
+            candle_core::bail!(
+                "unsupported hidden_act {:?} (only exact gelu)",
+                config.hidden_act
+            );
+        }
+        if config.position_embedding_type != "absolute" {
+            candle_core::bail!(
+                "unsupported position_embedding_type {:?}",
+                config.position_embedding_type
+            );
+        }
+        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+            vb
+        } else {
+            vb.pp("bert")
+        };
+        let h = config.hidden_size;
+        let eps = config.layer_norm_eps;
+        let emb = vb.pp("embeddings");
+        let word_embeddings = emb.get((config.vocab_size, h), "word_embeddings.weight")?;
+        let position_embeddings = emb.get(
+            (config.max_position_embeddings, h),
+            "position_embeddings.weight",
+        )?;
+        let token_types = emb.get((config.type_vocab_size, h), "token_type_embeddings.weight")?;
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for i in 0..config.num_hidden_layers {
+            let l = vb.pp(format!("encoder.layer.{i}"));
+            let a = l.pp("attention");
+            layers.push(Layer {
+                qkv: Dense::load_fused(
+                    &[a.pp("self.query"), a.pp("self.key"), a.pp("self.value")],
+                    h,
+                    h,
+                )?,
+                attention_out: Dense::load(a.pp("output.dense"), h, h)?,
+                attention_norm: layer_norm(a.pp("output.LayerNorm"), h, eps)?,
+                intermediate: Dense::load(l.pp("intermediate.dense"), h, config.intermediate_size)?,
+                output: Dense::load(l.pp("output.dense"), config.intermediate_size, h)?,
+                output_norm: layer_norm(l.pp("output.LayerNorm"), h, eps)?,
+            });
+        }
+        if config.hidden_size % config.num_attention_heads != 0 {
+            candle_core::bail!("hidden_size is not a multiple of num_attention_heads");
+        }
+        Ok(Encoder {
+            word_embeddings,
+            position_embeddings,
+            // Every token is of type 0, as sentence-transformers passes it.
+            token_type_embedding: token_types.narrow(0, 0, 1)?,
+            embedding_norm: layer_norm(emb.pp("LayerNorm"), h, eps)?,
+            layers,
+            heads: config.num_attention_heads,
+            head_size: config.hidden_size / config.num_attention_heads,
+            hidden: h,
+        })
+    }
+
+    /// Hidden states (batch, length, hidden) for token ids (batch, length)
+    /// and an attention mask of 1s and 0s (batch, length).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (batch, length) = ids.dims2()?;
+        let tokens = batch * length;
+        let h = self.hidden;
+
+        let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?;
+        let positions = self.position_embeddings.narrow(0, 0, length)?;
+        let x = words
+            .reshape((batch, length, h))?
+            .broadcast_add(&positions)?
+            .broadcast_add(&self.token_type_embedding)?;
+        let mut x = self.embedding_norm.forward(&x)?.reshape((tokens, h))?;
+
+        // Padding gets the most negative f32 added before softmax, as
+        // transformers' get_extended_attention_mask does.
+        let mask = mask.to_dtype(DType::F32)?;
+        let additive =
+            ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?.reshape((batch, 1, 1, length))?;
+        let scale = 1.0 / (self.head_size as f64).sqrt();
+
+        for layer in &self.layers {
+            let qkv = layer
+                .qkv
+                .forward(&x)?
+                .reshape((batch, length, 3, self.heads, self.head_size))?
+                .permute((2, 0, 3, 1, 4))?;
+            let q = (qkv.get(0)? * scale)?.contiguous()?;
+            let k = qkv.get(1)?.contiguous()?;
+            let v = qkv.get(2)?.contiguous()?;
+            let scores = q.matmul(&k.t()?)?.broadcast_add(&additive)?;
+            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let context = probs
+                .matmul(&v)?
+                .transpose(1, 2)?
+                .contiguous()?
+                .reshape((tokens, h))?;
+            let attended = layer.attention_out.forward(&context)?;
+            x = layer.attention_norm.forward(&(attended + &x)?)?;
+            let inner = layer.intermediate.forward(&x)?.gelu_erf()?;
+            let out = layer.output.forward(&inner)?;
+            x = layer.output_norm.forward(&(out + &x)?)?;
+        }
+        x.reshape((batch, length, h))
+    }
+}
