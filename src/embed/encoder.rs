@@ -169,7 +169,7 @@ impl Encoder {
                 output_norm: layer_norm(l.pp("output.LayerNorm"), h, eps)?,
             });
         }
-        if config.hidden_size % config.num_attention_heads != 0 {
+        if !config.hidden_size.is_multiple_of(config.num_attention_heads) {
             candle_core::bail!("hidden_size is not a multiple of num_attention_heads");
         }
         Ok(Encoder {
