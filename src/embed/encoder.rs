@@ -7,11 +7,14 @@
 //!   instead of L·L);
 //! - candle-nn's fused `softmax_last_dim` and `layer_norm` kernels;
 //! - linear layers as one 2-D matmul over every token of the batch;
-//! - exact (erf) GELU, as the model was trained with: the tanh
-//!   approximation breaks parity with sentence-transformers.
+//! - exact (erf) GELU, as the model was trained with (the tanh
+//!   approximation breaks parity with sentence-transformers), fused with
+//!   the bias add in [`super::gelu`].
 
 use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
+
+use super::gelu::bias_gelu;
 
 /// The config fields the encoder needs, from config.json.
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -169,7 +172,10 @@ impl Encoder {
                 output_norm: layer_norm(l.pp("output.LayerNorm"), h, eps)?,
             });
         }
-        if !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+        if !config
+            .hidden_size
+            .is_multiple_of(config.num_attention_heads)
+        {
             candle_core::bail!("hidden_size is not a multiple of num_attention_heads");
         }
         Ok(Encoder {
@@ -225,7 +231,10 @@ impl Encoder {
                 .reshape((tokens, h))?;
             let attended = layer.attention_out.forward(&context)?;
             x = layer.attention_norm.forward(&(attended + &x)?)?;
-            let inner = layer.intermediate.forward(&x)?.gelu_erf()?;
+            let inner = bias_gelu(
+                &x.matmul(&layer.intermediate.weight_t)?,
+                &layer.intermediate.bias,
+            )?;
             let out = layer.output.forward(&inner)?;
             x = layer.output_norm.forward(&(out + &x)?)?;
         }

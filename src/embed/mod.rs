@@ -6,6 +6,7 @@
 pub mod bert;
 pub mod device;
 pub mod encoder;
+mod gelu;
 pub mod source;
 
 pub use bert::BertEmbedder;
