@@ -199,7 +199,8 @@ impl BertEmbedder {
         let shape = (batch.len(), width);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let hidden = self.model.forward(&ids, &mask)?;
+        let lengths: Vec<usize> = batch.iter().map(|seq| seq.len()).collect();
+        let hidden = self.model.forward(&ids, &mask, &lengths)?;
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
 
         // The pooling rules of sentence_transformers.models.Pooling.

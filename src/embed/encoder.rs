@@ -5,16 +5,18 @@
 //! - query, key and value projections fused into one matmul;
 //! - the query scaled by 1/sqrt(head size) before QKᵀ (L·d multiplies
 //!   instead of L·L);
-//! - candle-nn's fused `softmax_last_dim` and `layer_norm` kernels;
+//! - a softmax that skips padded keys instead of adding a mask
+//!   ([`super::softmax`]) and candle-nn's fused `layer_norm`;
 //! - linear layers as one 2-D matmul over every token of the batch;
 //! - exact (erf) GELU, as the model was trained with (the tanh
 //!   approximation breaks parity with sentence-transformers), fused with
 //!   the bias add in [`super::gelu`].
 
-use candle_core::{DType, Module, Result, Tensor};
+use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
 use super::gelu::bias_gelu;
+use super::softmax::masked_softmax;
 
 /// The config fields the encoder needs, from config.json.
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -193,7 +195,8 @@ impl Encoder {
 
     /// Hidden states (batch, length, hidden) for token ids (batch, length)
     /// and an attention mask of 1s and 0s (batch, length).
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// `lengths` are the numbers of real tokens per sequence (the mask's row sums).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
         let (batch, length) = ids.dims2()?;
         let tokens = batch * length;
         let h = self.hidden;
@@ -206,11 +209,6 @@ impl Encoder {
             .broadcast_add(&self.token_type_embedding)?;
         let mut x = self.embedding_norm.forward(&x)?.reshape((tokens, h))?;
 
-        // Padding gets the most negative f32 added before softmax, as
-        // transformers' get_extended_attention_mask does.
-        let mask = mask.to_dtype(DType::F32)?;
-        let additive =
-            ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?.reshape((batch, 1, 1, length))?;
         let scale = 1.0 / (self.head_size as f64).sqrt();
 
         for layer in &self.layers {
@@ -222,8 +220,7 @@ impl Encoder {
             let q = (qkv.get(0)? * scale)?.contiguous()?;
             let k = qkv.get(1)?.contiguous()?;
             let v = qkv.get(2)?.contiguous()?;
-            let scores = q.matmul(&k.t()?)?.broadcast_add(&additive)?;
-            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let probs = masked_softmax(&q.matmul(&k.t()?)?, mask, lengths)?;
             let context = probs
                 .matmul(&v)?
                 .transpose(1, 2)?

@@ -7,6 +7,7 @@ pub mod bert;
 pub mod device;
 pub mod encoder;
 mod gelu;
+mod softmax;
 pub mod source;
 
 pub use bert::BertEmbedder;

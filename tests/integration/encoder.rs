@@ -37,7 +37,7 @@ fn encoder_matches_candle_transformers_bert() {
     )
     .unwrap();
     let mask = Tensor::new(&[[1u32, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0]], &device).unwrap();
-    let got = ours.forward(&ids, &mask).unwrap();
+    let got = ours.forward(&ids, &mask, &[7, 5]).unwrap();
     let want = reference
         .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
         .unwrap();

@@ -1,0 +1,149 @@
+//! Attention softmax with the padding mask folded in. Adding the most
+//! negative f32 to padded keys before softmax, as transformers does, makes
+//! their weights exactly 0; here padded keys are skipped outright, so the
+//! mask is never materialised or added, and no exponential is spent on
+//! them. Rows run in parallel with a vectorisable exp. On GPUs the plain
+//! candle ops (additive mask, `softmax_last_dim`) are used.
+
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
+use rayon::prelude::*;
+
+/// Softmax over the last dimension of `scores` (batch, heads, queries,
+/// keys), where batch item `i` has `lengths[i]` real keys followed by padding.
+pub fn masked_softmax(scores: &Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
+    if !scores.device().is_cpu() {
+        let (batch, _, _, keys) = scores.dims4()?;
+        let mask = mask.to_dtype(DType::F32)?;
+        let additive =
+            ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?.reshape((batch, 1, 1, keys))?;
+        return candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive)?);
+    }
+    scores.apply_op1_no_bwd(&MaskedSoftmax {
+        lengths: lengths.to_vec(),
+    })
+}
+
+struct MaskedSoftmax {
+    lengths: Vec<usize>,
+}
+
+impl CustomOp1 for MaskedSoftmax {
+    fn name(&self) -> &'static str {
+        "masked-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let CpuStorage::F32(data) = storage else {
+            candle_core::bail!("masked-softmax: f32 only");
+        };
+        let Some((start, end)) = layout.contiguous_offsets() else {
+            candle_core::bail!("masked-softmax: contiguous input only");
+        };
+        let (batch, heads, queries, keys) = layout.shape().dims4()?;
+        if self.lengths.len() != batch || self.lengths.iter().any(|&l| l == 0 || l > keys) {
+            candle_core::bail!(
+                "masked-softmax: lengths {:?} for {batch}x{keys}",
+                self.lengths
+            );
+        }
+        let input = &data[start..end];
+        let mut out = vec![0f32; input.len()];
+        let rows_per_item = heads * queries;
+        out.par_chunks_mut(keys)
+            .zip(input.par_chunks(keys))
+            .enumerate()
+            .with_min_len(64)
+            .for_each(|(row, (out, scores))| {
+                let valid = self.lengths[row / rows_per_item];
+                softmax_row(&scores[..valid], &mut out[..valid]);
+            });
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+fn softmax_row(scores: &[f32], out: &mut [f32]) {
+    let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f32;
+    for (o, &s) in out.iter_mut().zip(scores) {
+        *o = exp_nonpositive(s - max);
+        sum += *o;
+    }
+    let scale = 1.0 / sum;
+    out.iter_mut().for_each(|o| *o *= scale);
+}
+
+/// e^x for x <= 0, to about 1e-7 relative: x = n·ln2 + r with |r| <= ln2/2,
+/// e^r by its Taylor series to degree 7, 2^n through the exponent bits.
+/// Written without library calls so that loops over it vectorise.
+#[inline(always)]
+fn exp_nonpositive(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    // Adding and subtracting 1.5·2^23 rounds to the nearest integer.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.max(-87.0);
+    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_is_accurate_on_the_non_positive_range() {
+        let mut worst = 0f64;
+        for i in 0..=870_000 {
+            let x = -(i as f32) / 10_000.0;
+            let want = f64::from(x).exp();
+            let rel = (f64::from(exp_nonpositive(x)) - want).abs() / want;
+            worst = worst.max(rel);
+        }
+        assert!(worst < 5e-7, "worst relative error {worst}");
+    }
+
+    #[test]
+    fn matches_additive_mask_and_candle_softmax() {
+        let device = candle_core::Device::Cpu;
+        let (batch, heads, length) = (3, 2, 5);
+        let scores = Tensor::arange(0f32, (batch * heads * length * length) as f32, &device)
+            .unwrap()
+            .reshape((batch, heads, length, length))
+            .unwrap();
+        let scores = (scores.sin().unwrap() * 4.0).unwrap();
+        let lengths = [5, 3, 1];
+        let mask: Vec<u32> = lengths
+            .iter()
+            .flat_map(|&l| (0..length).map(move |j| u32::from(j < l)))
+            .collect();
+        let mask = Tensor::from_vec(mask, (batch, length), &device).unwrap();
+        let additive = ((mask.ones_like().unwrap().to_dtype(DType::F32).unwrap()
+            - mask.to_dtype(DType::F32).unwrap())
+        .unwrap()
+            * f64::from(f32::MIN))
+        .unwrap()
+        .reshape((batch, 1, 1, length))
+        .unwrap();
+        let want =
+            candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive).unwrap()).unwrap();
+        let got = masked_softmax(&scores, &mask, &lengths).unwrap();
+        let diff = (got - want)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap();
+        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
+    }
+}
