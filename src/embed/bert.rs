@@ -146,7 +146,12 @@ impl BertEmbedder {
         let vb =
             unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
                 .map_err(|e| fail(&files.weights, e.to_string()))?;
-        let model = Encoder::load(vb, &config).map_err(|e| fail(&files.weights, e.to_string()))?;
+        let model = if device.is_cpu() {
+            Encoder::load_mapped(vb, &config, &files.weights)
+        } else {
+            Encoder::load(vb, &config)
+        }
+        .map_err(|e| fail(&files.weights, e.to_string()))?;
 
         Ok(BertEmbedder {
             model,

@@ -12,6 +12,9 @@
 //!   approximation breaks parity with sentence-transformers), fused with
 //!   the bias add in [`super::gelu`].
 
+use std::path::Path;
+
+use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
@@ -116,9 +119,46 @@ struct Layer {
     output_norm: LayerNorm,
 }
 
+/// The word-piece embedding table: half of MiniLM's weights. On the CPU it
+/// stays in the memory-mapped weights file and only the rows a batch needs
+/// are read, so a one-query process neither copies nor pages in the rest.
+enum WordTable {
+    Loaded(Tensor),
+    Mapped {
+        file: MmapedSafetensors,
+        name: String,
+        rows: usize,
+        cols: usize,
+    },
+}
+
+impl WordTable {
+    fn lookup(&self, ids: &Tensor) -> Result<Tensor> {
+        match self {
+            WordTable::Loaded(table) => table.index_select(ids, 0),
+            WordTable::Mapped { file, name, rows, cols } => {
+                let view = file.get(name)?;
+                let data = view.data();
+                let ids = ids.to_vec1::<u32>()?;
+                let mut out = Vec::with_capacity(ids.len() * cols);
+                for id in ids {
+                    let id = id as usize;
+                    if id >= *rows {
+                        candle_core::bail!("token id {id} outside the vocabulary of {rows}");
+                    }
+                    let row = &data[id * cols * 4..(id + 1) * cols * 4];
+                    out.extend(row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                }
+                let n = out.len() / cols;
+                Tensor::from_vec(out, (n, *cols), &candle_core::Device::Cpu)
+            }
+        }
+    }
+}
+
 /// A BERT encoder without pooler.
 pub struct Encoder {
-    word_embeddings: Tensor,
+    word_embeddings: WordTable,
     position_embeddings: Tensor,
     token_type_embedding: Tensor,
     embedding_norm: LayerNorm,
@@ -131,6 +171,33 @@ pub struct Encoder {
 impl Encoder {
     /// Loads the weights under `vb`, with or without a `bert.` prefix.
     pub fn load(vb: VarBuilder, config: &EncoderConfig) -> Result<Encoder> {
+        Encoder::load_with(vb, config, None)
+    }
+
+    /// Like [`Encoder::load`] on the CPU, but reads word embeddings straight
+    /// from the mapped `weights` file instead of copying the whole table.
+    pub fn load_mapped(vb: VarBuilder, config: &EncoderConfig, weights: &Path) -> Result<Encoder> {
+        // SAFETY: the file is mapped read-only and papers never writes model files.
+        let file = unsafe { MmapedSafetensors::new(weights)? };
+        let name = ["embeddings.word_embeddings.weight", "bert.embeddings.word_embeddings.weight"]
+            .into_iter()
+            .find(|n| file.get(n).is_ok())
+            .ok_or_else(|| candle_core::Error::Msg("no word_embeddings.weight".into()))?;
+        let view = file.get(name)?;
+        if view.dtype() != safetensors::Dtype::F32 || view.shape() != [config.vocab_size, config.hidden_size] {
+            // Anything unusual goes through candle's own loading.
+            return Encoder::load(vb, config);
+        }
+        let table = WordTable::Mapped {
+            name: name.to_string(),
+            rows: config.vocab_size,
+            cols: config.hidden_size,
+            file,
+        };
+        Encoder::load_with(vb, config, Some(table))
+    }
+
+    fn load_with(vb: VarBuilder, config: &EncoderConfig, table: Option<WordTable>) -> Result<Encoder> {
         if config.hidden_act != "gelu" {
             candle_core::bail!(
                 "unsupported hidden_act {:?} (only exact gelu)",
@@ -151,7 +218,10 @@ impl Encoder {
         let h = config.hidden_size;
         let eps = config.layer_norm_eps;
         let emb = vb.pp("embeddings");
-        let word_embeddings = emb.get((config.vocab_size, h), "word_embeddings.weight")?;
+        let word_embeddings = match table {
+            Some(table) => table,
+            None => WordTable::Loaded(emb.get((config.vocab_size, h), "word_embeddings.weight")?),
+        };
         let position_embeddings = emb.get(
             (config.max_position_embeddings, h),
             "position_embeddings.weight",
@@ -201,7 +271,7 @@ impl Encoder {
         let tokens = batch * length;
         let h = self.hidden;
 
-        let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?;
+        let words = self.word_embeddings.lookup(&ids.flatten_all()?)?;
         let positions = self.position_embeddings.narrow(0, 0, length)?;
         let x = words
             .reshape((batch, length, h))?
