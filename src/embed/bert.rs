@@ -141,17 +141,15 @@ impl BertEmbedder {
         tokenizer.with_padding(None);
         let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
 
-        // SAFETY: the weights file is memory-mapped read-only; papers never
-        // writes model files, and the mapping lives as long as the model.
-        let vb =
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
-                .map_err(|e| fail(&files.weights, e.to_string()))?;
         let model = if device.is_cpu() {
-            Encoder::load_mapped(vb, &config, &files.weights)
+            load_cpu(&files.weights, &config)
         } else {
-            Encoder::load(vb, &config)
+            // SAFETY: the weights file is memory-mapped read-only; papers
+            // never writes model files, and the mapping lives as long as the model.
+            unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
+                .and_then(|vb| Encoder::load(vb, &config))
         }
-        .map_err(|e| fail(&files.weights, e.to_string()))?;
+        .map_err(|e| fail(&files.weights, candle_message(e)))?;
 
         Ok(BertEmbedder {
             model,
@@ -235,6 +233,40 @@ impl BertEmbedder {
     }
 }
 
+/// A candle error as one line: candle appends a backtrace to its message
+/// when `RUST_BACKTRACE` is set, which papers never prints.
+pub(crate) fn candle_message(err: candle_core::Error) -> String {
+    let inner = match err {
+        candle_core::Error::WithBacktrace { inner, .. } => *inner,
+        other => other,
+    };
+    inner
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Loads the encoder on the CPU: every tensor but the word embeddings is
+/// copied out of the mapped file in parallel (the copy and its page faults
+/// are most of a query's start-up), and the mapping is kept for the word
+/// embedding rows.
+fn load_cpu(weights: &std::path::Path, config: &EncoderConfig) -> candle_core::Result<Encoder> {
+    use candle_core::safetensors::{Load, MmapedSafetensors};
+    // SAFETY: the weights file is mapped read-only; papers never writes
+    // model files, and the mapping lives as long as the model.
+    let file = unsafe { MmapedSafetensors::new(weights)? };
+    let tensors = file
+        .tensors()
+        .into_par_iter()
+        .filter(|(name, _)| !name.ends_with("word_embeddings.weight"))
+        .map(|(name, view)| Ok((name, view.load(&Device::Cpu)?)))
+        .collect::<candle_core::Result<std::collections::HashMap<_, _>>>()?;
+    let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
+    Encoder::load_mapped(vb, config, file)
+}
+
 impl Embedder for BertEmbedder {
     fn model_id(&self) -> &str {
         &self.model_id
@@ -286,7 +318,7 @@ impl Embedder for BertEmbedder {
                 })
                 .collect();
             for (range, vectors) in wave.iter().zip(results) {
-                let vectors = vectors.map_err(|e| Error::Embed(e.to_string()))?;
+                let vectors = vectors.map_err(|e| Error::Embed(candle_message(e)))?;
                 for (&i, vector) in order[range.clone()].iter().zip(vectors) {
                     out[i] = vector;
                 }

@@ -43,7 +43,7 @@ pub fn name(device: &Device) -> &'static str {
 fn cuda() -> Result<Device> {
     Device::new_cuda(0).map_err(|e| Error::Device {
         device: "cuda".into(),
-        reason: e.to_string(),
+        reason: super::bert::candle_message(e),
     })
 }
 
@@ -59,7 +59,7 @@ fn cuda() -> Result<Device> {
 fn metal() -> Result<Device> {
     Device::new_metal(0).map_err(|e| Error::Device {
         device: "metal".into(),
-        reason: e.to_string(),
+        reason: super::bert::candle_message(e),
     })
 }
 

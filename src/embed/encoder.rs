@@ -12,8 +12,6 @@
 //!   approximation breaks parity with sentence-transformers), fused with
 //!   the bias add in [`super::gelu`].
 
-use std::path::Path;
-
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
@@ -136,7 +134,12 @@ impl WordTable {
     fn lookup(&self, ids: &Tensor) -> Result<Tensor> {
         match self {
             WordTable::Loaded(table) => table.index_select(ids, 0),
-            WordTable::Mapped { file, name, rows, cols } => {
+            WordTable::Mapped {
+                file,
+                name,
+                rows,
+                cols,
+            } => {
                 let view = file.get(name)?;
                 let data = view.data();
                 let ids = ids.to_vec1::<u32>()?;
@@ -147,7 +150,10 @@ impl WordTable {
                         candle_core::bail!("token id {id} outside the vocabulary of {rows}");
                     }
                     let row = &data[id * cols * 4..(id + 1) * cols * 4];
-                    out.extend(row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                    out.extend(
+                        row.chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    );
                 }
                 let n = out.len() / cols;
                 Tensor::from_vec(out, (n, *cols), &candle_core::Device::Cpu)
@@ -175,18 +181,28 @@ impl Encoder {
     }
 
     /// Like [`Encoder::load`] on the CPU, but reads word embeddings straight
-    /// from the mapped `weights` file instead of copying the whole table.
-    pub fn load_mapped(vb: VarBuilder, config: &EncoderConfig, weights: &Path) -> Result<Encoder> {
-        // SAFETY: the file is mapped read-only and papers never writes model files.
-        let file = unsafe { MmapedSafetensors::new(weights)? };
-        let name = ["embeddings.word_embeddings.weight", "bert.embeddings.word_embeddings.weight"]
-            .into_iter()
-            .find(|n| file.get(n).is_ok())
-            .ok_or_else(|| candle_core::Error::Msg("no word_embeddings.weight".into()))?;
+    /// from the mapped weights `file` instead of copying the whole table.
+    pub fn load_mapped(
+        vb: VarBuilder,
+        config: &EncoderConfig,
+        file: MmapedSafetensors,
+    ) -> Result<Encoder> {
+        let name = [
+            "embeddings.word_embeddings.weight",
+            "bert.embeddings.word_embeddings.weight",
+        ]
+        .into_iter()
+        .find(|n| file.get(n).is_ok())
+        .ok_or_else(|| candle_core::Error::Msg("no word_embeddings.weight".into()))?;
         let view = file.get(name)?;
-        if view.dtype() != safetensors::Dtype::F32 || view.shape() != [config.vocab_size, config.hidden_size] {
-            // Anything unusual goes through candle's own loading.
-            return Encoder::load(vb, config);
+        if view.dtype() != safetensors::Dtype::F32
+            || view.shape() != [config.vocab_size, config.hidden_size]
+        {
+            // Anything unusual is loaded (and converted) whole.
+            let table = file
+                .load(name, &candle_core::Device::Cpu)?
+                .to_dtype(candle_core::DType::F32)?;
+            return Encoder::load_with(vb, config, Some(WordTable::Loaded(table)));
         }
         let table = WordTable::Mapped {
             name: name.to_string(),
@@ -197,7 +213,11 @@ impl Encoder {
         Encoder::load_with(vb, config, Some(table))
     }
 
-    fn load_with(vb: VarBuilder, config: &EncoderConfig, table: Option<WordTable>) -> Result<Encoder> {
+    fn load_with(
+        vb: VarBuilder,
+        config: &EncoderConfig,
+        table: Option<WordTable>,
+    ) -> Result<Encoder> {
         if config.hidden_act != "gelu" {
             candle_core::bail!(
                 "unsupported hidden_act {:?} (only exact gelu)",
@@ -210,7 +230,7 @@ impl Encoder {
                 config.position_embedding_type
             );
         }
-        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+        let vb = if vb.contains_tensor("embeddings.position_embeddings.weight") {
             vb
         } else {
             vb.pp("bert")
