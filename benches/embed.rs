@@ -1,34 +1,102 @@
-//! A plain benchmark harness (no criterion, to keep builds short):
-//! embedding throughput on the seed abstracts and query latency of the
-//! exact scan against the HNSW graph. Run with
-//! `cargo bench --bench embed -- [ABSTRACTS]` (default 128 abstracts).
-//! Benchmarks are not tests: nothing here asserts a time.
+//! A plain benchmark harness (no criterion, to keep builds short). Modes:
+//!
+//! - `cargo bench --bench embed -- embed [N]`: embedding throughput on the
+//!   first N unique seed abstracts (default 128), one query, and the exact
+//!   scan against the HNSW graph;
+//! - `cargo bench --bench embed -- flops`: the encoder work of embedding all
+//!   seed abstracts, in GFLOP, counted from their token lengths;
+//! - `cargo bench --bench embed -- matmul`: candle's f32 matmul rate on this
+//!   machine, the ceiling the encoder is compared with.
+//!
+//! Benchmarks are not tests: nothing here asserts a time. `bench/compare.sh`
+//! runs them beside sentence-transformers.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
+use candle_core::{Device, Tensor};
 use papers::corpus::Corpus;
 use papers::embed::{device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec};
 use papers::index::hnsw::Graph;
 use papers::search::{exact_scan, rank, SearchOptions};
 
 fn main() -> papers::Result<()> {
-    let count: usize = std::env::args()
+    // cargo passes --bench; modes and counts are the other arguments.
+    let args: Vec<String> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(128);
-    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
-    let corpus = Corpus::load(&[seeds])?;
-    let texts: Vec<&str> = corpus
-        .papers
-        .iter()
-        .take(count)
-        .map(|p| p.text.as_str())
+        .filter(|a| !a.starts_with("--"))
         .collect();
+    match args.first().map(String::as_str) {
+        Some("flops") => flops(),
+        Some("matmul") => {
+            matmul();
+            Ok(())
+        }
+        _ => embed(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(128)),
+    }
+}
+
+fn seed_texts() -> papers::Result<Vec<String>> {
+    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    Ok(Corpus::load(&[seeds])?
+        .papers
+        .into_iter()
+        .map(|p| p.text)
+        .collect())
+}
+
+fn load_model() -> papers::Result<BertEmbedder> {
+    let files = source::resolve(&ModelSpec::default())?;
+    BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)
+}
+
+/// Multiply-adds of one MiniLM-style encoder pass over a sequence of
+/// `length` tokens, times two for FLOPs: Q/K/V, attention output and the
+/// two feed-forward matmuls per token, plus QKᵀ and attention·V.
+fn encoder_flops(length: usize, hidden: usize, intermediate: usize, layers: usize) -> f64 {
+    let (l, h, i) = (length as f64, hidden as f64, intermediate as f64);
+    let per_layer = l * h * 3.0 * h + l * h * h + 2.0 * l * h * i + 2.0 * l * l * h;
+    2.0 * per_layer * layers as f64
+}
+
+fn flops() -> papers::Result<()> {
+    let model = load_model()?;
+    let texts = seed_texts()?;
+    let mut tokens = 0;
+    let mut total = 0.0;
+    for text in &texts {
+        let n = model.token_ids(text)?.len();
+        tokens += n;
+        total += encoder_flops(n, 384, 1536, 6);
+    }
+    println!("abstracts {}", texts.len());
+    println!("word_pieces {tokens}");
+    println!("encoder_gflop {:.1}", total / 1e9);
+    Ok(())
+}
+
+fn matmul() {
+    // The shape of a feed-forward matmul over a batch of 2048 tokens.
+    let device = Device::Cpu;
+    let a = Tensor::randn(0f32, 1.0, (2048, 384), &device).unwrap();
+    let b = Tensor::randn(0f32, 1.0, (384, 1536), &device).unwrap();
+    let _ = a.matmul(&b).unwrap();
+    let rounds = 50;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        std::hint::black_box(a.matmul(&b).unwrap());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let gflop = 2.0 * 2048.0 * 384.0 * 1536.0 * rounds as f64 / 1e9;
+    println!("matmul_gflops {:.1}", gflop / seconds);
+}
+
+fn embed(count: usize) -> papers::Result<()> {
+    let texts = seed_texts()?;
+    let texts: Vec<&str> = texts.iter().take(count).map(String::as_str).collect();
 
     let started = Instant::now();
-    let files = source::resolve(&ModelSpec::default())?;
-    let model = BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)?;
+    let model = load_model()?;
     println!(
         "model load: {:.0} ms",
         started.elapsed().as_secs_f64() * 1e3
@@ -58,7 +126,7 @@ fn main() -> papers::Result<()> {
     let rounds = 1000;
     let started = Instant::now();
     for _ in 0..rounds {
-        std::hint::black_box(rank(exact_scan(&flat, dimension, &query, None), &options));
+        std::hint::black_box(rank(exact_scan(&flat, dimension, &query, &[]), &options));
     }
     println!(
         "exact scan over {} vectors: {:.3} ms/query",

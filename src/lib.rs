@@ -4,7 +4,8 @@
 //! abstracts, [`corpus`] walks input paths and deduplicates abstracts into
 //! [`paper::Paper`]s with content-hash ids, [`embed`] turns text into
 //! sentence-transformer vectors with candle, [`index`] persists records,
-//! vectors and an HNSW graph atomically, [`search`] ranks, and [`output`]
+//! vectors, an HNSW graph and a BM25 index ([`lexical`]) atomically,
+//! [`search`] ranks and fuses, and [`output`]
 //! prints for people or scripts.
 //!
 //! ```no_run
@@ -43,7 +44,9 @@
 pub mod corpus;
 pub mod embed;
 pub mod error;
+pub mod evidence;
 pub mod index;
+pub mod lexical;
 pub mod output;
 pub mod paper;
 pub mod parse;

@@ -191,6 +191,24 @@ pub fn headline(text: &str, max: usize) -> String {
 /// The text up to the first sentence-ending punctuation followed by a space
 /// and a capital letter or digit, skipping common abbreviations.
 fn first_sentence(text: &str) -> &str {
+    &text[..sentence_end(text)]
+}
+
+/// The sentences of `text`, split as [`headline`] splits off the first.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let end = sentence_end(rest);
+        out.push(&rest[..end]);
+        rest = rest[end..].trim_start();
+    }
+    out
+}
+
+/// The byte length of the first sentence of `text` (all of it when no
+/// sentence end is found).
+fn sentence_end(text: &str) -> usize {
     let bytes = text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
         if !matches!(b, b'.' | b'?' | b'!') || bytes.get(i + 1) != Some(&b' ') {
@@ -205,9 +223,9 @@ fn first_sentence(text: &str) -> &str {
         if b == b'.' && ABBREVIATIONS.iter().any(|a| a.eq_ignore_ascii_case(word)) {
             continue;
         }
-        return &text[..=i];
+        return i + 1;
     }
-    text
+    text.len()
 }
 
 #[cfg(test)]
@@ -236,6 +254,16 @@ mod tests {
     fn headline_is_first_sentence() {
         let text = "We study X, e.g. Y. It works well. More here.";
         assert_eq!(headline(text, 100), "We study X, e.g. Y.");
+    }
+
+    #[test]
+    fn sentences_split_like_the_headline() {
+        let text = "We study X, e.g. Y. It works well. More here";
+        assert_eq!(
+            sentences(text),
+            ["We study X, e.g. Y.", "It works well.", "More here"]
+        );
+        assert!(sentences("  ").is_empty());
     }
 
     #[test]

@@ -1,6 +1,35 @@
-//! Ranking: hits, the exact scan over stored vectors, and the order every
-//! result list is given in (score descending, then id ascending, so ties are
-//! broken the same way on every run).
+//! Ranking: hits, the exact scan over stored vectors, the fusion of the
+//! semantic and lexical rankings, and the order every result list is given
+//! in (score descending, then id ascending, so ties are broken the same way
+//! on every run).
+
+/// Which rankings a search uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Reciprocal rank fusion of the semantic and lexical rankings.
+    #[default]
+    Hybrid,
+    /// Cosine similarity of the embeddings only.
+    Semantic,
+    /// BM25 over the words only (no model is loaded).
+    Lexical,
+}
+
+impl Mode {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Hybrid => "hybrid",
+            Mode::Semantic => "semantic",
+            Mode::Lexical => "lexical",
+        }
+    }
+}
+
+/// The rank constant of reciprocal rank fusion: a record at rank r in one
+/// list contributes 1 / (RRF_K + r). 60 is the value of Cormack et al.;
+/// `cargo bench --bench quality` compares others on the seeds.
+pub const RRF_K: f32 = 60.0;
 
 /// Which way a query is answered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +63,8 @@ pub struct SearchOptions {
     pub min_score: Option<f32>,
     /// How to find candidates.
     pub strategy: Strategy,
+    /// Which rankings to use (for text queries).
+    pub mode: Mode,
 }
 
 impl Default for SearchOptions {
@@ -42,17 +73,45 @@ impl Default for SearchOptions {
             limit: 10,
             min_score: None,
             strategy: Strategy::Auto,
+            mode: Mode::Hybrid,
         }
     }
 }
 
-/// One result: a record's position in the index and its cosine similarity.
+/// A record's place in one ranking.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranked {
+    /// 1-based rank in that ranking.
+    pub rank: usize,
+    /// The ranking's score: cosine for semantic, BM25 for lexical.
+    pub score: f32,
+}
+
+/// One result: a record's position in the index, the score it was ranked
+/// by, and where it stood in each ranking that was used.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
     /// Position of the record (records are stored in id order).
     pub row: usize,
-    /// Cosine similarity to the query.
+    /// The score results are ordered by: cosine similarity (semantic),
+    /// BM25 (lexical) or the fused reciprocal-rank score (hybrid).
     pub score: f32,
+    /// Its place in the semantic ranking, when that was used.
+    pub semantic: Option<Ranked>,
+    /// Its place in the lexical ranking, when that was used and it matched.
+    pub lexical: Option<Ranked>,
+}
+
+impl Hit {
+    /// A hit with no per-ranking detail.
+    pub fn new(row: usize, score: f32) -> Hit {
+        Hit {
+            row,
+            score,
+            semantic: None,
+            lexical: None,
+        }
+    }
 }
 
 /// Dot product; vectors are unit length, so this is the cosine.
@@ -60,22 +119,83 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Scores every row of `vectors` against `query`, skipping `exclude`.
-pub fn exact_scan(
-    vectors: &[f32],
-    dimension: usize,
-    query: &[f32],
-    exclude: Option<usize>,
-) -> Vec<Hit> {
+/// Scores every row of `vectors` against `query`, skipping the rows in
+/// `exclude`.
+pub fn exact_scan(vectors: &[f32], dimension: usize, query: &[f32], exclude: &[usize]) -> Vec<Hit> {
     vectors
         .chunks_exact(dimension)
         .enumerate()
-        .filter(|(row, _)| Some(*row) != exclude)
-        .map(|(row, v)| Hit {
-            row,
-            score: dot(v, query),
-        })
+        .filter(|(row, _)| !exclude.contains(row))
+        .map(|(row, v)| Hit::new(row, dot(v, query)))
         .collect()
+}
+
+fn order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
+}
+
+/// Sorts a whole ranking best first and records each hit's place in it.
+fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
+    hits.sort_by(order);
+    for (i, hit) in hits.iter_mut().enumerate() {
+        let place = Some(Ranked {
+            rank: i + 1,
+            score: hit.score,
+        });
+        if lexical {
+            hit.lexical = place;
+        } else {
+            hit.semantic = place;
+        }
+    }
+    hits
+}
+
+/// Ranks semantic hits (cosine scores) and lexical hits (BM25 scores) as
+/// `options.mode` says. Hybrid fuses them by reciprocal rank; the score
+/// floor applies to the cosine in semantic and hybrid modes and to BM25 in
+/// lexical mode. Either list may be partial (graph candidates, matching
+/// records only).
+pub fn combine(semantic: Vec<Hit>, lexical: Vec<Hit>, options: &SearchOptions) -> Vec<Hit> {
+    let semantic = ranking(semantic, false);
+    let lexical = ranking(lexical, true);
+    let floor = options.min_score;
+    match options.mode {
+        Mode::Semantic => rank(semantic, options),
+        Mode::Lexical => rank(lexical, options),
+        Mode::Hybrid => {
+            let mut fused: std::collections::HashMap<usize, Hit> =
+                std::collections::HashMap::with_capacity(semantic.len());
+            for hit in semantic {
+                fused.insert(hit.row, hit);
+            }
+            for hit in lexical {
+                fused
+                    .entry(hit.row)
+                    .or_insert_with(|| Hit::new(hit.row, 0.0))
+                    .lexical = hit.lexical;
+            }
+            let hits = fused
+                .into_values()
+                .filter(|h| floor.is_none_or(|f| h.semantic.is_some_and(|s| s.score >= f)))
+                .map(|mut h| {
+                    h.score = [h.semantic, h.lexical]
+                        .iter()
+                        .flatten()
+                        .map(|r| 1.0 / (RRF_K + r.rank as f32))
+                        .sum();
+                    h
+                })
+                .collect();
+            rank(
+                hits,
+                &SearchOptions {
+                    min_score: None,
+                    ..*options
+                },
+            )
+        }
+    }
 }
 
 /// Orders hits best first (ties by row, which is id order), applies the
@@ -84,7 +204,6 @@ pub fn rank(mut hits: Vec<Hit>, options: &SearchOptions) -> Vec<Hit> {
     if let Some(floor) = options.min_score {
         hits.retain(|h| h.score >= floor);
     }
-    let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row));
     if hits.len() > options.limit && options.limit > 0 {
         hits.select_nth_unstable_by(options.limit - 1, order);
         hits.truncate(options.limit);
@@ -101,10 +220,10 @@ mod tests {
     #[test]
     fn rank_orders_by_score_then_row_and_applies_floor() {
         let hits = vec![
-            Hit { row: 3, score: 0.5 },
-            Hit { row: 1, score: 0.9 },
-            Hit { row: 0, score: 0.5 },
-            Hit { row: 2, score: 0.1 },
+            Hit::new(3, 0.5),
+            Hit::new(1, 0.9),
+            Hit::new(0, 0.5),
+            Hit::new(2, 0.1),
         ];
         let options = SearchOptions {
             limit: 3,
@@ -118,7 +237,31 @@ mod tests {
     #[test]
     fn exact_scan_skips_the_excluded_row() {
         let vectors = [1.0, 0.0, 0.0, 1.0];
-        let hits = exact_scan(&vectors, 2, &[1.0, 0.0], Some(0));
-        assert_eq!(hits, vec![Hit { row: 1, score: 0.0 }]);
+        let hits = exact_scan(&vectors, 2, &[1.0, 0.0], &[0]);
+        assert_eq!(hits, vec![Hit::new(1, 0.0)]);
+    }
+
+    #[test]
+    fn hybrid_fuses_by_reciprocal_rank() {
+        // Semantic order 0, 1, 2; lexical matches 2 then 1.
+        let semantic = vec![Hit::new(0, 0.9), Hit::new(1, 0.8), Hit::new(2, 0.7)];
+        let lexical = vec![Hit::new(1, 3.0), Hit::new(2, 5.0)];
+        let options = SearchOptions::default();
+        let hits = combine(semantic.clone(), lexical.clone(), &options);
+        let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
+        // 2: 1/63 + 1/61 > 1: 1/62 + 1/62 > 0: 1/61 only.
+        assert_eq!(rows, [2, 1, 0]);
+        assert_eq!(hits[0].lexical.map(|r| r.rank), Some(1));
+        assert_eq!(hits[0].semantic.map(|r| r.rank), Some(3));
+        assert_eq!(hits[2].lexical, None);
+        let floored = combine(
+            semantic,
+            lexical,
+            &SearchOptions {
+                min_score: Some(0.75),
+                ..options
+            },
+        );
+        assert_eq!(floored.len(), 2, "row 2's cosine is under the floor");
     }
 }

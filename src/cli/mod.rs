@@ -52,8 +52,12 @@ enum Command {
     Similar(query::SimilarArgs),
     /// Print one paper in full
     Show(query::ShowArgs),
+    /// List every paper of the index (id, headline, where it was seen)
+    List,
     /// Describe the index: records, model, dimension, sources, size
     Info,
+    /// List pairs of near-duplicate papers (revised versions, reposts)
+    Dupes(query::DupesArgs),
     /// Drop papers from the index
     Remove(query::RemoveArgs),
     /// Print the embeddings of texts as JSON Lines (stdin lines when no TEXT)
@@ -117,6 +121,7 @@ impl RankArgs {
         SearchOptions {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
+            mode: Default::default(),
             strategy: if self.exact {
                 Strategy::Exact
             } else if self.graph {
@@ -192,7 +197,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => query::search(&ctx, args),
         Command::Similar(args) => query::similar(&ctx, args),
         Command::Show(args) => query::show(&ctx, args),
+        Command::List => query::list(&ctx),
         Command::Info => query::info(&ctx),
+        Command::Dupes(args) => query::dupes(&ctx, args),
         Command::Remove(args) => query::remove(&ctx, args),
         Command::Embed(args) => model::embed(&ctx, args),
         Command::Model(args) => model::describe(&ctx, args),

@@ -1,12 +1,19 @@
-//! The commands that read an index: `search`, `similar`, `show`, `info`,
+//! The commands that read an index: `search`, `similar`, `show`, `list`, `info`,
 //! and `remove`, which rewrites it without some records.
 
-use anyhow::Result;
-use clap::Args;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::PathBuf;
 
-use papers::embed::Embedder;
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+
+use papers::embed::{BertEmbedder, Embedder};
+use papers::evidence;
 use papers::index::{Index, IndexLock, ModelStamp, Update};
-use papers::output::InfoExtra;
+use papers::output::{Annotations, InfoExtra};
+use papers::paper::sentences;
+use papers::search::{Hit, Mode, SearchOptions};
 use papers::Error;
 
 use super::{model, Context, ModelArgs, RankArgs};
@@ -15,8 +22,26 @@ use super::{model, Context, ModelArgs, RankArgs};
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// What to look for; several words are joined with spaces
-    #[arg(required = true, value_name = "QUERY")]
+    #[arg(
+        required_unless_present = "file",
+        conflicts_with = "file",
+        value_name = "QUERY"
+    )]
     query: Vec<String>,
+
+    /// Use a text file as the query ("-" for stdin): each blank-line-separated
+    /// paragraph is searched, and each hit says which paragraph it matched best
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+
+    /// Which rankings to use
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    mode: ModeArg,
+
+    /// Show why each hit matched: the closest sentence (chosen by meaning,
+    /// which embeds the hits' sentences) and its rank in each mode
+    #[arg(long)]
+    explain: bool,
 
     #[command(flatten)]
     rank: RankArgs,
@@ -25,15 +50,49 @@ pub struct SearchArgs {
     model: ModelArgs,
 }
 
+/// Search modes on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ModeArg {
+    /// Fuse the semantic and lexical rankings (reciprocal rank fusion)
+    Hybrid,
+    /// Embedding similarity only
+    Semantic,
+    /// BM25 over the words only; loads no model
+    Lexical,
+}
+
 /// Arguments of `papers similar`.
 #[derive(Debug, Args)]
 pub struct SimilarArgs {
-    /// Id of a paper in the index (a unique prefix of 4 or more hex digits works)
-    #[arg(value_name = "ID")]
-    id: String,
+    /// Ids of papers in the index (unique prefixes of 4 or more hex digits
+    /// work); with several, papers like the whole set
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<String>,
+
+    /// Papers to steer away from
+    #[arg(long = "not", value_name = "ID", num_args = 1..)]
+    not: Vec<String>,
 
     #[command(flatten)]
     rank: RankArgs,
+}
+
+/// Arguments of `papers dupes`.
+#[derive(Debug, Args)]
+pub struct DupesArgs {
+    /// Pairs with at least this cosine similarity
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 0.75,
+        allow_negative_numbers = true
+    )]
+    min_score: f32,
+
+    /// ...that also share at least this fraction of the shorter abstract's
+    /// word trigrams (0 lists every pair above --min-score)
+    #[arg(long, value_name = "F", default_value_t = 0.3)]
+    min_overlap: f32,
 }
 
 /// Arguments of `papers show`.
@@ -52,14 +111,123 @@ pub struct RemoveArgs {
     ids: Vec<String>,
 }
 
-pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
-    let query = args.query.join(" ");
-    if query.trim().is_empty() {
+/// The query's paragraphs: the words given, or the paragraphs of --file.
+fn query_paragraphs(args: &SearchArgs) -> Result<Vec<String>> {
+    let text = match &args.file {
+        None => args.query.join(" "),
+        Some(path) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the query from stdin")?;
+            text
+        }
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read query file {}", path.display()))?,
+    };
+    let paragraphs: Vec<String> = text
+        .replace("\r\n", "\n")
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    if paragraphs.is_empty() {
         return Err(Error::EmptyQuery.into());
     }
+    Ok(paragraphs)
+}
+
+pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
+    let paragraphs = query_paragraphs(&args)?;
+    let mode = match args.mode {
+        ModeArg::Hybrid => Mode::Hybrid,
+        ModeArg::Semantic => Mode::Semantic,
+        ModeArg::Lexical => Mode::Lexical,
+    };
+    let options = SearchOptions {
+        mode,
+        ..args.rank.options()
+    };
     let index = Index::open(&ctx.index_dir)?;
+    let embedder = match mode {
+        Mode::Lexical => None,
+        _ => Some(load_index_model(ctx, &index, &args.model)?),
+    };
+    let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+    let vectors = match &embedder {
+        Some(model) => Some(model.embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?),
+        None => None,
+    };
+
+    // Each paragraph's top hits; a record keeps its best paragraph.
+    let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
+    for (p, text) in paragraphs.iter().enumerate() {
+        let vector = vectors.as_ref().map(|v| v[p].as_slice());
+        for hit in index.search_text(text, vector, &options)? {
+            let slot = best.entry(hit.row).or_insert((hit, p));
+            if hit.score > slot.0.score {
+                *slot = (hit, p);
+            }
+        }
+    }
+    let mut ranked: Vec<(Hit, usize)> = best.into_values().collect();
+    ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
+    ranked.truncate(options.limit);
+
+    let terms: Vec<HashSet<String>> = paragraphs
+        .iter()
+        .map(|p| evidence::query_terms(p))
+        .collect();
+    let texts: Vec<&str> = ranked
+        .iter()
+        .map(|(hit, _)| index.papers()[hit.row].text.as_str())
+        .collect();
+    let evidence = match (&embedder, &vectors, args.explain) {
+        (Some(model), Some(vectors), true) => {
+            // One model pass over every sentence of every hit.
+            let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
+            let flat: Vec<&str> = sentences.iter().flatten().copied().collect();
+            let mut sentence_vectors = model
+                .embed(&flat, &mut |_| std::ops::ControlFlow::Continue(()))?
+                .into_iter();
+            sentences
+                .iter()
+                .zip(&ranked)
+                .map(|(s, (_, p))| {
+                    let v: Vec<Vec<f32>> = sentence_vectors.by_ref().take(s.len()).collect();
+                    evidence::by_meaning(s, &v, &vectors[*p]).to_string()
+                })
+                .collect()
+        }
+        _ => {
+            let bm25 = index.lexical()?;
+            texts
+                .iter()
+                .zip(&ranked)
+                .map(|(t, (_, p))| evidence::by_words(t, &terms[*p], bm25).to_string())
+                .collect()
+        }
+    };
+    let notes = Annotations {
+        mode: Some(mode),
+        evidence,
+        query_paragraph: if paragraphs.len() > 1 {
+            ranked.iter().map(|(_, p)| p + 1).collect()
+        } else {
+            Vec::new()
+        },
+        terms: terms.into_iter().flatten().collect(),
+        explain: args.explain,
+    };
+    let hits: Vec<Hit> = ranked.into_iter().map(|(hit, _)| hit).collect();
+    ctx.printer().hits(&index, &hits, &notes)?;
+    Ok(())
+}
+
+/// Loads the model the index was built with, refusing one whose weights differ.
+fn load_index_model(ctx: &Context, index: &Index, args: &ModelArgs) -> Result<BertEmbedder> {
     let manifest = index.manifest();
-    let files = model::resolve(ctx, &args.model, Some(&manifest.model))?;
+    let files = model::resolve(ctx, args, Some(&manifest.model))?;
     let digest = files.weights_sha256()?;
     if digest != manifest.weights_sha256 {
         return Err(Error::IndexModelMismatch {
@@ -73,18 +241,27 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         }
         .into());
     }
-    let embedder = model::load(&args.model, &files)?;
-    let vector = embedder.embed_one(&query)?;
-    let hits = index.search(&vector, &args.rank.options())?;
-    ctx.printer().hits(&index, &hits)?;
-    Ok(())
+    model::load(args, &files)
 }
 
 pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
     let index = Index::open(&ctx.index_dir)?;
-    let row = index.resolve(&args.id)?;
-    let hits = index.similar(row, &args.rank.options())?;
-    ctx.printer().hits(&index, &hits)?;
+    let resolve = |ids: &[String]| {
+        ids.iter()
+            .map(|id| index.resolve(id))
+            .collect::<papers::Result<Vec<_>>>()
+    };
+    let like = resolve(&args.ids)?;
+    let unlike = resolve(&args.not)?;
+    let hits = index.similar_to_set(&like, &unlike, &args.rank.options())?;
+    ctx.printer().hits(&index, &hits, &Annotations::default())?;
+    Ok(())
+}
+
+pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
+    let index = Index::open(&ctx.index_dir)?;
+    let pairs = index.near_duplicates(args.min_score, args.min_overlap);
+    ctx.printer().dupes(&index, &pairs)?;
     Ok(())
 }
 
@@ -92,6 +269,12 @@ pub fn show(ctx: &Context, args: ShowArgs) -> Result<()> {
     let index = Index::open(&ctx.index_dir)?;
     let row = index.resolve(&args.id)?;
     ctx.printer().paper(&index, row)?;
+    Ok(())
+}
+
+pub fn list(ctx: &Context) -> Result<()> {
+    let index = Index::open(&ctx.index_dir)?;
+    ctx.printer().list(&index)?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! A persistent index: records, their vectors and an HNSW graph in one
 //! directory.
 //!
-//! # On-disk format (version 1)
+//! # On-disk format (version 2)
 //!
 //! ```text
 //! INDEX_DIR/
@@ -12,6 +12,7 @@
 //!   gen-000007/        the data of generation 7, never modified once written
 //!     records.json     JSON array of {id, text, sources}, sorted by id
 //!     vectors.f32      little-endian f32, one row of `dimension` per record
+//!     lexical.json     the BM25 index: terms per record and term postings
 //!     graph.hnsw.graph hnsw_rs's dump of the graph (node id = record row)
 //!     graph.hnsw.data
 //!   gen-000006/        the previous generation, kept for readers that opened it
@@ -33,13 +34,17 @@ pub use manifest::{Manifest, FORMAT_VERSION};
 pub use update::{IndexLock, ModelStamp, Update, UpdateReport};
 
 use crate::error::{Error, Result};
+use crate::lexical::Bm25;
 use crate::paper::{validate_prefix, Paper, PaperId};
-use crate::search::{exact_scan, rank, Hit, SearchOptions, Strategy};
+use crate::search::{combine, exact_scan, rank, Hit, Mode, SearchOptions, Strategy};
 use hnsw::Graph;
 
 /// From this many records on, `auto` search walks the graph; below it the
 /// exact scan is faster than loading and walking the graph.
 pub const GRAPH_THRESHOLD: usize = 20_000;
+
+/// How many semantic candidates a hybrid search takes from the graph.
+const FUSION_DEPTH: usize = 200;
 
 /// The file names hnsw_rs writes for a graph dumped under `basename`.
 fn graph_files(basename: &str) -> [String; 2] {
@@ -49,6 +54,19 @@ fn graph_files(basename: &str) -> [String; 2] {
     ]
 }
 
+/// Two records that say nearly the same thing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dupe {
+    /// Row of the first record.
+    pub a: usize,
+    /// Row of the second record (after `a`).
+    pub b: usize,
+    /// Cosine similarity of their vectors.
+    pub score: f32,
+    /// Share of the shorter text's word trigrams found in the other.
+    pub overlap: f32,
+}
+
 /// An opened index, read-only.
 pub struct Index {
     dir: PathBuf,
@@ -56,6 +74,8 @@ pub struct Index {
     papers: Vec<Paper>,
     vectors: Vec<f32>,
     graph: OnceLock<Graph>,
+    lexical_bytes: Vec<u8>,
+    lexical: OnceLock<Bm25>,
 }
 
 impl Index {
@@ -91,6 +111,10 @@ impl Index {
         for name in graph_files(&manifest.graph) {
             store::read_checked(&data.join(&name), manifest.files.get(&name))?;
         }
+        let lexical_bytes = store::read_checked(
+            &data.join(store::LEXICAL),
+            manifest.files.get(store::LEXICAL),
+        )?;
         let vectors =
             store::decode_vectors(&vectors_path, &vectors, papers.len(), manifest.dimension)?;
         Ok(Index {
@@ -99,6 +123,8 @@ impl Index {
             papers,
             vectors,
             graph: OnceLock::new(),
+            lexical_bytes,
+            lexical: OnceLock::new(),
         })
     }
 
@@ -176,9 +202,130 @@ impl Index {
         self.nearest(query, None, options)
     }
 
+    /// The BM25 index, parsed on first use.
+    pub fn lexical(&self) -> Result<&Bm25> {
+        if let Some(bm25) = self.lexical.get() {
+            return Ok(bm25);
+        }
+        let path = self.dir.join(&self.manifest.data_dir).join(store::LEXICAL);
+        let bm25: Bm25 = serde_json::from_slice(&self.lexical_bytes)
+            .map_err(|e| Error::corrupt(&path, format!("invalid lexical index: {e}")))?;
+        if !bm25.is_consistent(self.papers.len()) {
+            return Err(Error::corrupt(
+                &path,
+                "lexical index does not match the records",
+            ));
+        }
+        Ok(self.lexical.get_or_init(|| bm25))
+    }
+
+    /// Answers a text query in `options.mode`: `vector` is the query's
+    /// embedding (needed unless the mode is lexical).
+    pub fn search_text(
+        &self,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
+        let semantic = match (options.mode, vector) {
+            (Mode::Lexical, _) => Vec::new(),
+            (_, Some(vector)) => {
+                // Fusion needs more than the final count from the graph.
+                let depth = match options.mode {
+                    Mode::Hybrid => options.limit.max(FUSION_DEPTH),
+                    _ => options.limit,
+                };
+                self.candidates(vector, &[], depth, options.strategy)?
+            }
+            (_, None) => {
+                return Err(Error::Embed(format!(
+                    "{} search needs the query's embedding",
+                    options.mode.name()
+                )))
+            }
+        };
+        let lexical = match options.mode {
+            Mode::Semantic => Vec::new(),
+            _ => self.lexical()?.score(text),
+        };
+        Ok(combine(semantic, lexical, options))
+    }
+
     /// The records nearest to the record at `row`, never the record itself.
     pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
         self.nearest(self.vector(row), Some(row), options)
+    }
+
+    /// Pairs of distinct records that are near duplicates: cosine
+    /// similarity at least `min_score` and at least `min_overlap` of the
+    /// shorter one's word trigrams shared (cosine alone does not separate
+    /// revised versions from papers on one topic). Most similar first, each
+    /// pair once, lower row first.
+    pub fn near_duplicates(&self, min_score: f32, min_overlap: f32) -> Vec<Dupe> {
+        use rayon::prelude::*;
+        let n = self.papers.len();
+        let mut pairs: Vec<Dupe> = (0..n)
+            .into_par_iter()
+            .flat_map_iter(|a| {
+                let va = self.vector(a);
+                (a + 1..n).filter_map(move |b| {
+                    let score = crate::search::dot(va, self.vector(b));
+                    (score >= min_score).then_some((a, b, score))
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .filter_map(|(a, b, score)| {
+                let overlap =
+                    crate::lexical::trigram_overlap(&self.papers[a].text, &self.papers[b].text);
+                (overlap >= min_overlap).then_some(Dupe {
+                    a,
+                    b,
+                    score,
+                    overlap,
+                })
+            })
+            .collect();
+        pairs.sort_by(|x, y| {
+            y.score
+                .total_cmp(&x.score)
+                .then((x.a, x.b).cmp(&(y.a, y.b)))
+        });
+        pairs
+    }
+
+    /// The records nearest to the records at `like` and away from those at
+    /// `unlike` (the mean of the first set minus half the mean of the
+    /// second), never any of them.
+    pub fn similar_to_set(
+        &self,
+        like: &[usize],
+        unlike: &[usize],
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
+        let d = self.manifest.dimension;
+        let mean = |rows: &[usize]| {
+            let mut sum = vec![0f32; d];
+            for &row in rows {
+                for (s, x) in sum.iter_mut().zip(self.vector(row)) {
+                    *s += x / rows.len() as f32;
+                }
+            }
+            sum
+        };
+        let mut query = mean(like);
+        if !unlike.is_empty() {
+            for (q, x) in query.iter_mut().zip(mean(unlike)) {
+                *q -= 0.5 * x;
+            }
+        }
+        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            query.iter_mut().for_each(|x| *x /= norm);
+        }
+        let exclude: Vec<usize> = like.iter().chain(unlike).copied().collect();
+        let hits = self.candidates(&query, &exclude, options.limit, options.strategy)?;
+        Ok(rank(hits, options))
     }
 
     fn nearest(
@@ -187,6 +334,20 @@ impl Index {
         exclude: Option<usize>,
         options: &SearchOptions,
     ) -> Result<Vec<Hit>> {
+        let exclude: Vec<usize> = exclude.into_iter().collect();
+        let hits = self.candidates(query, &exclude, options.limit, options.strategy)?;
+        Ok(rank(hits, options))
+    }
+
+    /// Unranked candidates for a query vector: every record (exact scan),
+    /// or about `wanted` from the graph, rescored exactly; never `exclude`.
+    fn candidates(
+        &self,
+        query: &[f32],
+        exclude: &[usize],
+        wanted: usize,
+        strategy: Strategy,
+    ) -> Result<Vec<Hit>> {
         if query.len() != self.manifest.dimension {
             return Err(Error::Embed(format!(
                 "query vector has {} dimensions, the index {}",
@@ -194,25 +355,20 @@ impl Index {
                 self.manifest.dimension
             )));
         }
-        let hits = match self.resolve_strategy(options.strategy) {
+        Ok(match self.resolve_strategy(strategy) {
             Strategy::Graph if !self.papers.is_empty() => {
-                let wanted =
-                    (options.limit + usize::from(exclude.is_some())).min(self.papers.len());
+                let wanted = wanted.saturating_add(exclude.len()).min(self.papers.len());
                 // The graph gives candidates; their scores are recomputed
                 // from the stored vectors so both paths score identically.
                 self.graph()?
                     .search(query, wanted)
                     .into_iter()
-                    .filter(|&(row, _)| Some(row) != exclude && row < self.papers.len())
-                    .map(|(row, _)| Hit {
-                        row,
-                        score: crate::search::dot(self.vector(row), query),
-                    })
+                    .filter(|&(row, _)| !exclude.contains(&row) && row < self.papers.len())
+                    .map(|(row, _)| Hit::new(row, crate::search::dot(self.vector(row), query)))
                     .collect()
             }
             _ => exact_scan(&self.vectors, self.manifest.dimension, query, exclude),
-        };
-        Ok(rank(hits, options))
+        })
     }
 
     /// The HNSW graph, loaded on first use after checking its files.

@@ -16,6 +16,8 @@ use crate::paper::Paper;
 pub const RECORDS: &str = "records.json";
 /// The vectors file: little-endian f32, one row per record, in record order.
 pub const VECTORS: &str = "vectors.f32";
+/// The BM25 index: serde JSON of [`crate::lexical::Bm25`].
+pub const LEXICAL: &str = "lexical.json";
 /// The HNSW graph's basename.
 pub const GRAPH: &str = "graph";
 

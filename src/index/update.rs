@@ -12,6 +12,7 @@ use super::manifest::{Manifest, FORMAT_VERSION, MANIFEST};
 use super::{store, Index};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
+use crate::lexical::Bm25;
 use crate::paper::{Paper, PaperId};
 
 /// The lock file's name in the index directory.
@@ -244,6 +245,12 @@ impl Update {
         files.insert(
             store::VECTORS.to_string(),
             store::write_synced(&data.join(store::VECTORS), &store::encode_vectors(&flat))?,
+        );
+        let lexical = Bm25::build(papers.iter().map(|p| p.text.as_str()));
+        let lexical = serde_json::to_vec(&lexical).expect("lexical index serialises");
+        files.insert(
+            store::LEXICAL.to_string(),
+            store::write_synced(&data.join(store::LEXICAL), &lexical)?,
         );
         for name in Graph::build(&flat, stamp.dimension).dump(&data, store::GRAPH)? {
             let path = data.join(&name);

@@ -5,8 +5,8 @@
 use std::io::{self, Write};
 
 use super::json::source_counts;
-use super::InfoExtra;
-use crate::index::Index;
+use super::{Annotations, InfoExtra};
+use crate::index::{Dupe, Index};
 use crate::paper::{headline, Paper};
 use crate::search::Hit;
 
@@ -14,6 +14,7 @@ const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
 const YELLOW: &str = "\x1b[33m";
 const GREEN: &str = "\x1b[32m";
+const UNDERLINE: &str = "\x1b[4m";
 const RESET: &str = "\x1b[0m";
 
 /// Wraps `text` in an ANSI style when colour is on.
@@ -34,10 +35,42 @@ fn seen_in(paper: &Paper) -> String {
     }
 }
 
+/// `text` with the words matching a query term underlined, when colour is on.
+fn highlight(text: &str, terms: &std::collections::HashSet<String>, color: bool) -> String {
+    if !color || terms.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for (start, end) in crate::evidence::matches(text, terms) {
+        out.push_str(&text[last..start]);
+        out.push_str(UNDERLINE);
+        out.push_str(&text[start..end]);
+        out.push_str(RESET);
+        out.push_str(BOLD);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// The per-mode ranks of a hit, for `--explain`.
+fn ranks(hit: &Hit) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = hit.semantic {
+        parts.push(format!("semantic #{} {:.3}", s.rank, s.score));
+    }
+    if let Some(l) = hit.lexical {
+        parts.push(format!("lexical #{} {:.2}", l.rank, l.score));
+    }
+    parts.join(", ")
+}
+
 pub(super) fn hits<W: Write>(
     out: &mut W,
     index: &Index,
     hits: &[Hit],
+    notes: &Annotations,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
@@ -48,14 +81,94 @@ pub(super) fn hits<W: Write>(
     for (i, hit) in hits.iter().enumerate() {
         let paper = &index.papers()[hit.row];
         let seen = seen_in(paper);
+        // Fused scores are small (two lists at rank 1 give 2/61).
+        let score = if notes.mode == Some(crate::search::Mode::Hybrid) {
+            format!("{:.4}", hit.score)
+        } else if hit.score >= 10.0 {
+            format!("{:>5.1}", hit.score)
+        } else {
+            format!("{:>5.3}", hit.score)
+        };
         // rank, score, id and the separating spaces take this much.
-        let fixed = rank_width + 1 + 5 + 2 + crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
+        let fixed = rank_width
+            + 1
+            + score.len()
+            + 2
+            + crate::paper::SHORT_LEN
+            + 2
+            + 2
+            + seen.chars().count();
         let room = width.saturating_sub(fixed).max(30);
+        let title = highlight(&headline(&paper.headline(), room), &notes.terms, color);
         writeln!(
             out,
             "{:>rank_width$} {} {}  {}  {}",
             i + 1,
-            paint(&format!("{:>5.3}", hit.score), GREEN, color),
+            paint(&score, GREEN, color),
+            paint(&paper.id.short(), YELLOW, color),
+            paint(&title, BOLD, color),
+            paint(&seen, DIM, color),
+        )?;
+        if notes.explain {
+            let indent = " ".repeat(rank_width + 1);
+            if let Some(sentence) = notes.evidence.get(i) {
+                let room = width.saturating_sub(indent.len() + 2).max(30);
+                let sentence = headline(sentence, room.saturating_mul(2));
+                writeln!(
+                    out,
+                    "{indent}\u{203a} {}",
+                    highlight(&sentence, &notes.terms, color)
+                )?;
+            }
+            let mut detail = ranks(hit);
+            if let Some(p) = notes.query_paragraph.get(i) {
+                detail.push_str(&format!(", query paragraph {p}"));
+            }
+            if !detail.is_empty() {
+                writeln!(out, "{indent}  {}", paint(&detail, DIM, color))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn dupes<W: Write>(
+    out: &mut W,
+    index: &Index,
+    pairs: &[Dupe],
+    color: bool,
+    width: usize,
+) -> io::Result<()> {
+    for pair in pairs {
+        let score = pair.score;
+        let (a, b) = (&index.papers()[pair.a], &index.papers()[pair.b]);
+        let fixed = 5 + 1 + 2 * (crate::paper::SHORT_LEN + 1) + 1;
+        let room = width.saturating_sub(fixed).max(30);
+        writeln!(
+            out,
+            "{} {} {}  {}",
+            paint(&format!("{score:>5.3}"), GREEN, color),
+            paint(&a.id.short(), YELLOW, color),
+            paint(&b.id.short(), YELLOW, color),
+            paint(&headline(&a.headline(), room), BOLD, color),
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn list<W: Write>(
+    out: &mut W,
+    index: &Index,
+    color: bool,
+    width: usize,
+) -> io::Result<()> {
+    for paper in index.papers() {
+        let seen = seen_in(paper);
+        let fixed = crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
+        let room = width.saturating_sub(fixed).max(30);
+        writeln!(
+            out,
+            "{}  {}  {}",
             paint(&paper.id.short(), YELLOW, color),
             paint(&headline(&paper.headline(), room), BOLD, color),
             paint(&seen, DIM, color),

@@ -11,7 +11,26 @@
 //! | `text`     | string  | the whole abstract                                        |
 //! | `sources`  | array   | every place it was seen: `{file, path, paragraph}`        |
 //!
-//! `show` writes one object with `id`, `headline`, `text`, `sources`.
+//! `search` adds, on every hit:
+//!
+//! | field             | type            | meaning                                          |
+//! |-------------------|-----------------|--------------------------------------------------|
+//! | `mode`            | string          | `hybrid`, `semantic` or `lexical`                |
+//! | `semantic`        | object or null  | `{rank, score}` in the cosine ranking; absent in lexical mode |
+//! | `lexical`         | object or null  | `{rank, score}` in the BM25 ranking, null when no query word matched; absent in semantic mode |
+//! | `evidence`        | string          | the sentence of the abstract closest to the query |
+//! | `query_paragraph` | integer         | with `--file`: the query paragraph it matched best (1-based) |
+//!
+//! `score` is what the hits are ordered by: the cosine in semantic mode
+//! (and for `similar`), BM25 in lexical mode, and the reciprocal-rank fusion
+//! score in hybrid mode.
+//!
+//! `dupes` writes JSON Lines `{score, overlap, a, b}`: the cosine, the
+//! share of word trigrams in common, and the two records as `show` prints
+//! them; most similar pair first.
+//!
+//! `show` writes one object with `id`, `headline`, `text`, `sources`;
+//! `list` writes such an object per record, as JSON Lines, in index order.
 //! `info --json` writes one object: `path`, `records`, `model`,
 //! `weights_sha256`, `dimension`, `max_seq_length`, `format_version`,
 //! `generation`, `search` (`"exact"` or `"graph"`), `graph_threshold`,
@@ -27,10 +46,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::InfoExtra;
-use crate::index::{Index, UpdateReport, GRAPH_THRESHOLD};
+use super::{Annotations, InfoExtra};
+use crate::index::{Dupe, Index, UpdateReport, GRAPH_THRESHOLD};
 use crate::paper::{Paper, Source};
-use crate::search::Hit;
+use crate::search::{Hit, Mode, Ranked};
 
 /// One hit on the wire.
 #[derive(Serialize)]
@@ -41,6 +60,39 @@ struct WireHit<'a> {
     headline: String,
     text: &'a str,
     sources: &'a [Source],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    semantic: Option<Option<WireRanked>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lexical: Option<Option<WireRanked>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query_paragraph: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct WireRanked {
+    rank: usize,
+    score: f32,
+}
+
+impl WireRanked {
+    fn of(ranked: Option<Ranked>) -> Option<WireRanked> {
+        ranked.map(|r| WireRanked {
+            rank: r.rank,
+            score: r.score,
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct WireDupe<'a> {
+    score: f32,
+    overlap: f32,
+    a: WirePaper<'a>,
+    b: WirePaper<'a>,
 }
 
 /// One record on the wire.
@@ -110,9 +162,21 @@ fn line<W: Write, T: Serialize>(out: &mut W, value: &T) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-pub(super) fn hits<W: Write>(out: &mut W, index: &Index, hits: &[Hit]) -> io::Result<()> {
+pub(super) fn hits<W: Write>(
+    out: &mut W,
+    index: &Index,
+    hits: &[Hit],
+    notes: &Annotations,
+) -> io::Result<()> {
     for (i, hit) in hits.iter().enumerate() {
         let paper = &index.papers()[hit.row];
+        // Per-mode detail for text queries: null for a ranking that was
+        // used but did not rank the record, absent for one not used.
+        let used = |m: Mode| {
+            notes
+                .mode
+                .is_some_and(|mode| mode == m || mode == Mode::Hybrid)
+        };
         line(
             out,
             &WireHit {
@@ -122,6 +186,26 @@ pub(super) fn hits<W: Write>(out: &mut W, index: &Index, hits: &[Hit]) -> io::Re
                 headline: paper.headline(),
                 text: &paper.text,
                 sources: &paper.sources,
+                mode: notes.mode.map(Mode::name),
+                semantic: used(Mode::Semantic).then(|| WireRanked::of(hit.semantic)),
+                lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
+                evidence: notes.evidence.get(i).map(String::as_str),
+                query_paragraph: notes.query_paragraph.get(i).copied(),
+            },
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn dupes<W: Write>(out: &mut W, index: &Index, pairs: &[Dupe]) -> io::Result<()> {
+    for pair in pairs {
+        line(
+            out,
+            &WireDupe {
+                score: pair.score,
+                overlap: pair.overlap,
+                a: WirePaper::new(&index.papers()[pair.a]),
+                b: WirePaper::new(&index.papers()[pair.b]),
             },
         )?;
     }
@@ -130,6 +214,13 @@ pub(super) fn hits<W: Write>(out: &mut W, index: &Index, hits: &[Hit]) -> io::Re
 
 pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize) -> io::Result<()> {
     line(out, &WirePaper::new(&index.papers()[row]))
+}
+
+pub(super) fn list<W: Write>(out: &mut W, index: &Index) -> io::Result<()> {
+    for paper in index.papers() {
+        line(out, &WirePaper::new(paper))?;
+    }
+    Ok(())
 }
 
 /// Records per dump file name, for `info`.

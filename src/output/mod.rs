@@ -8,8 +8,10 @@ pub mod json;
 
 use std::io::{self, Write};
 
-use crate::index::{Index, UpdateReport};
-use crate::search::{Hit, Strategy};
+use crate::index::{Dupe, Index, UpdateReport};
+use std::collections::HashSet;
+
+use crate::search::{Hit, Mode, Strategy};
 
 /// How results are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +36,21 @@ pub struct InfoExtra {
     pub size_bytes: u64,
 }
 
+/// What a list of hits is printed with, besides the hits themselves.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    /// The search mode, for text queries (`similar` has none).
+    pub mode: Option<Mode>,
+    /// Per hit, the sentence of the abstract closest to the query.
+    pub evidence: Vec<String>,
+    /// Per hit, the 1-based paragraph of a multi-paragraph query it matched best.
+    pub query_paragraph: Vec<usize>,
+    /// The query's analysed terms, highlighted on a terminal.
+    pub terms: HashSet<String>,
+    /// Show evidence and per-mode ranks in the table.
+    pub explain: bool,
+}
+
 /// Writes results in the chosen format.
 pub struct Printer<W: Write> {
     out: W,
@@ -47,10 +64,12 @@ impl<W: Write> Printer<W> {
     }
 
     /// Search or similarity results.
-    pub fn hits(&mut self, index: &Index, hits: &[Hit]) -> io::Result<()> {
+    pub fn hits(&mut self, index: &Index, hits: &[Hit], notes: &Annotations) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => human::hits(&mut self.out, index, hits, color, width),
-            Format::Json => json::hits(&mut self.out, index, hits),
+            Format::Human { color, width } => {
+                human::hits(&mut self.out, index, hits, notes, color, width)
+            }
+            Format::Json => json::hits(&mut self.out, index, hits, notes),
         }?;
         self.out.flush()
     }
@@ -60,6 +79,15 @@ impl<W: Write> Printer<W> {
         match self.format {
             Format::Human { color, width } => human::paper(&mut self.out, index, row, color, width),
             Format::Json => json::paper(&mut self.out, index, row),
+        }?;
+        self.out.flush()
+    }
+
+    /// Every record of an index, in index order.
+    pub fn list(&mut self, index: &Index) -> io::Result<()> {
+        match self.format {
+            Format::Human { color, width } => human::list(&mut self.out, index, color, width),
+            Format::Json => json::list(&mut self.out, index),
         }?;
         self.out.flush()
     }
@@ -78,6 +106,17 @@ impl<W: Write> Printer<W> {
         if self.format == Format::Json {
             json::report(&mut self.out, report, index_dir)?;
         }
+        self.out.flush()
+    }
+
+    /// Pairs of near-duplicate records with their cosine similarity.
+    pub fn dupes(&mut self, index: &Index, pairs: &[Dupe]) -> io::Result<()> {
+        match self.format {
+            Format::Human { color, width } => {
+                human::dupes(&mut self.out, index, pairs, color, width)
+            }
+            Format::Json => json::dupes(&mut self.out, index, pairs),
+        }?;
         self.out.flush()
     }
 

@@ -8,4 +8,5 @@ mod model;
 mod output;
 mod parity;
 mod query;
+mod retrieval;
 mod util;

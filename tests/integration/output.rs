@@ -42,7 +42,15 @@ fn similar_table_matches_the_golden_file() {
     let index = crate::util::small_index();
     let hits: Vec<Hit> = papers_in(
         index,
-        &["search", "--json", "-k", "1", "rotary position scaling"],
+        &[
+            "search",
+            "--json",
+            "--mode",
+            "semantic",
+            "-k",
+            "1",
+            "rotary position scaling",
+        ],
     )
     .ok()
     .json_lines();
@@ -89,4 +97,26 @@ fn a_closed_pipe_is_not_an_error() {
     assert!(first.contains("\"rank\":1"));
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// `list` prints every record once, with the same ids `show` resolves.
+#[test]
+fn list_prints_every_record_once() {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        id: String,
+        text: String,
+    }
+    let listed: Vec<Listed> = papers_in(&seed_index().dir, &["list"]).ok().json_lines();
+    assert_eq!(listed.len(), 578);
+    let mut ids: Vec<&str> = listed.iter().map(|p| p.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 578, "ids are unique");
+    let last = &listed[577];
+    let shown: Listed = papers_in(&seed_index().dir, &["show", "--json", &last.id[..8]])
+        .ok()
+        .json_lines()
+        .remove(0);
+    assert_eq!(shown.text, last.text);
 }

@@ -190,6 +190,29 @@ pub struct Hit {
     pub headline: String,
     pub text: String,
     pub sources: Vec<Source>,
+    /// search only: `hybrid`, `semantic` or `lexical`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// search only: `{rank, score}` in the semantic ranking, or null.
+    #[serde(default)]
+    pub semantic: Option<Ranked>,
+    /// search only: `{rank, score}` in the lexical ranking, or null.
+    #[serde(default)]
+    pub lexical: Option<Ranked>,
+    /// search only: the sentence closest to the query.
+    #[serde(default)]
+    pub evidence: Option<String>,
+    /// search --file only: the query paragraph matched best.
+    #[serde(default)]
+    pub query_paragraph: Option<usize>,
+}
+
+/// A hit's place in one ranking.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ranked {
+    pub rank: usize,
+    pub score: f32,
 }
 
 #[derive(Debug, serde::Deserialize, PartialEq)]

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# papers against sentence-transformers on this machine, side by side.
+#
+#   bench/compare.sh [--install] [--runs N] [--seeds DIR]
+#
+# Builds release, then measures (medians over N runs, default 3):
+#   - indexing the seed dumps from scratch: abstracts/s, wall, peak RSS;
+#   - sentence-transformers encoding the same unique abstracts (CPU, as many
+#     torch threads as cores) from the same model folder: abstracts/s;
+#   - a cold `papers search` and a cold Python process that loads the model,
+#     embeds one query and ranks the corpus: wall and peak RSS;
+#   - `papers similar` and a no-op re-index: wall and peak RSS;
+#   - the encoder's GFLOP/s against candle's f32 matmul measured in this run.
+#
+# --install creates a throwaway venv (under the cargo target dir) and installs
+# sentence-transformers into it from PyPI. Without it, `python3` must already
+# import sentence_transformers, or set PAPERS_BENCH_PYTHON to one that does;
+# when none does, the Python columns are left out.
+# Benchmarks are not tests: nothing here fails on a slow figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=3
+install=0
+seeds=../shared/seeds
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --install) install=1 ;;
+    --runs) runs="$2"; shift ;;
+    --seeds) seeds="$2"; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -d "$seeds" ] || { echo "compare.sh: seed folder '$seeds' not found" >&2; exit 1; }
+
+target="${CARGO_TARGET_DIR:-target}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+query="positional encoding length generalization"
+
+echo "== building release" >&2
+cargo build --release --quiet
+cargo bench --bench embed --no-run --quiet 2>/dev/null
+papers="$target/release/papers"
+
+python="${PAPERS_BENCH_PYTHON:-python3}"
+if [ "$install" = 1 ]; then
+  venv="$target/bench-venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "== installing sentence-transformers into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet sentence-transformers
+  fi
+  python="$venv/bin/python"
+fi
+have_st=0
+"$python" -c 'import sentence_transformers' 2>/dev/null && have_st=1
+
+# Wall time (nanosecond clock; time -v rounds to 10 ms) and peak RSS (from
+# time -v) of a command: prints "wall_seconds peak_rss_kb".
+measure() {
+  local start end
+  start="$(date +%s%N)"
+  /usr/bin/time -v -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
+    echo "compare.sh: '$*' failed:" >&2; cat "$work/stderr" >&2; exit 1; }
+  end="$(date +%s%N)"
+  awk -v ns="$((end - start))" '/Maximum resident set size/ { rss = $NF }
+    END { printf "%.4f %d\n", ns / 1e9, rss }' "$work/time"
+}
+# Median of the first field and the largest second field over N lines.
+summarise() { sort -n | awk '{ w[NR] = $1; if ($2 > r) r = $2 }
+  END { printf "%.3f %d\n", w[int((NR + 1) / 2)], r }'; }
+
+model_dir="$("$papers" -q model --json | jq -r .dir)"
+index="$work/index"
+
+echo "== papers: index $seeds from scratch x$runs" >&2
+for _ in $(seq "$runs"); do
+  measure "$papers" -q --index "$index" index --rebuild "$seeds"
+done | summarise >"$work/index.txt"
+read -r index_wall index_rss <"$work/index.txt"
+records="$("$papers" --index "$index" info --json | jq .records)"
+
+echo "== papers: cold search, similar, no-op re-index x$runs" >&2
+some_id="$("$papers" --index "$index" search "$query" -k 1 | jq -r .id)"
+"$papers" -q --index "$index" search "$query" >/dev/null # page cache warm, as for Python
+for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" search "$query"; done \
+  | summarise >"$work/search.txt"
+for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" similar "$some_id"; done \
+  | summarise >"$work/similar.txt"
+for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" index "$seeds"; done \
+  | summarise >"$work/noop.txt"
+read -r search_wall search_rss <"$work/search.txt"
+read -r similar_wall similar_rss <"$work/similar.txt"
+read -r noop_wall noop_rss <"$work/noop.txt"
+
+echo "== encoder work and matmul ceiling" >&2
+cargo bench --quiet --bench embed -- flops >"$work/flops.txt" 2>/dev/null
+cargo bench --quiet --bench embed -- matmul >"$work/matmul.txt" 2>/dev/null
+gflop="$(awk '/encoder_gflop/ { print $2 }' "$work/flops.txt")"
+pieces="$(awk '/word_pieces/ { print $2 }' "$work/flops.txt")"
+ceiling="$(awk '/matmul_gflops/ { print $2 }' "$work/matmul.txt")"
+
+st_rate="" st_query_wall="" st_query_rss=""
+if [ "$have_st" = 1 ]; then
+  # The same unique abstracts papers indexed, in its order.
+  "$papers" --index "$index" list | jq -r '.text | @json' >"$work/texts.jsonl"
+  cat >"$work/st_encode.py" <<'EOF'
+import json, os, sys, time
+import numpy as np, torch
+from sentence_transformers import SentenceTransformer
+torch.set_num_threads(os.cpu_count())
+model_dir, texts_path, runs, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+texts = [json.loads(line) for line in open(texts_path)]
+model = SentenceTransformer(model_dir, device="cpu")
+model.encode(texts[:32])
+times = []
+for _ in range(runs):
+    start = time.perf_counter()
+    vectors = model.encode(texts, batch_size=32, normalize_embeddings=True)
+    times.append(time.perf_counter() - start)
+np.save(out, vectors)
+times.sort()
+print(f"{len(texts) / times[len(times) // 2]:.2f}")
+EOF
+  cat >"$work/st_query.py" <<'EOF'
+import os, sys
+import numpy as np, torch
+from sentence_transformers import SentenceTransformer
+torch.set_num_threads(os.cpu_count())
+model_dir, vectors_path, query = sys.argv[1], sys.argv[2], sys.argv[3]
+corpus = np.load(vectors_path)
+model = SentenceTransformer(model_dir, device="cpu")
+q = model.encode([query], normalize_embeddings=True)[0]
+print(np.argsort(-(corpus @ q))[:10])
+EOF
+  echo "== sentence-transformers: encode $records abstracts x$runs" >&2
+  st_rate="$("$python" "$work/st_encode.py" "$model_dir" "$work/texts.jsonl" "$runs" \
+    "$work/st.npy" 2>/dev/null)"
+  echo "== sentence-transformers: cold query x$runs" >&2
+  for _ in $(seq "$runs"); do
+    measure "$python" "$work/st_query.py" "$model_dir" "$work/st.npy" "$query"
+  done | summarise >"$work/st_query.txt"
+  read -r st_query_wall st_query_rss <"$work/st_query.txt"
+fi
+
+awk -v runs="$runs" -v records="$records" -v pieces="$pieces" -v gflop="$gflop" \
+  -v ceiling="$ceiling" -v iw="$index_wall" -v ir="$index_rss" \
+  -v sw="$search_wall" -v sr="$search_rss" -v mw="$similar_wall" -v mr="$similar_rss" \
+  -v nw="$noop_wall" -v nr="$noop_rss" -v st="$st_rate" \
+  -v qw="$st_query_wall" -v qr="$st_query_rss" -v cores="$(nproc)" 'BEGIN {
+  rate = records / iw; gfs = gflop / iw
+  printf "machine: %d cores, %s; medians of %d runs\n", cores, "'"$(uname -m)"'", runs
+  printf "seeds: %d abstracts, %d word pieces, %.0f GFLOP of encoder work\n\n", records, pieces, gflop
+  printf "| measure | papers | sentence-transformers | target |\n|---|---|---|---|\n"
+  printf "| index seeds from scratch | %.1f abstracts/s (%.1f s, %d MB peak) | %s | >= 2x ST, RSS < 600 MB |\n", \
+    rate, iw, ir / 1024, st == "" ? "not run" : sprintf("%.1f abstracts/s", st)
+  if (st != "") printf "| ratio papers / ST | %.2fx | | >= 2x |\n", rate / st
+  printf "| encoder GFLOP/s vs matmul ceiling | %.1f of %.1f (%.0f%%) | | >= 50%% |\n", gfs, ceiling, 100 * gfs / ceiling
+  printf "| cold search, whole process | %.0f ms, %d MB | %s | < 50 ms, < 150 MB |\n", \
+    sw * 1000, sr / 1024, qw == "" ? "not run" : sprintf("%.0f ms, %d MB", qw * 1000, qr / 1024)
+  printf "| similar ID | %.0f ms, %d MB | | < 20 ms |\n", mw * 1000, mr / 1024
+  printf "| re-index, nothing new | %.0f ms, %d MB | | < 500 ms |\n", nw * 1000, nr / 1024
+}'
