@@ -64,12 +64,22 @@ fn flops() -> papers::Result<()> {
     let texts = seed_texts()?;
     let mut tokens = 0;
     let mut total = 0.0;
+    let mut windows = 0;
     for text in &texts {
         let n = model.token_ids(text)?.len();
         tokens += n;
         total += encoder_flops(n, 384, 1536, 6);
     }
+    let mut window_total = 0.0;
+    for text in &texts {
+        for window in model.windows(text)? {
+            windows += 1;
+            window_total += encoder_flops(model.token_ids(&window)?.len(), 384, 1536, 6);
+        }
+    }
     println!("abstracts {}", texts.len());
+    println!("windows {windows}");
+    println!("window_gflop {:.1}", window_total / 1e9);
     println!("word_pieces {tokens}");
     println!("encoder_gflop {:.1}", total / 1e9);
     Ok(())

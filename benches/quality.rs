@@ -1,7 +1,8 @@
 //! Retrieval quality on the seeds: `cargo bench --bench quality`.
 //!
 //! Reads the labelled queries of `eval/queries.jsonl` (one JSON object per
-//! line: `kind` — `known`, `paraphrase` or `topical` —, `query`, and the id
+//! line: `kind` — `known`, `paraphrase`, `tail` (about text past the
+//! model's 256 word pieces) or `topical` —, `query`, and the id
 //! prefixes of every `relevant` abstract), indexes `../shared/seeds` into a
 //! temporary directory (or uses the index named by `PAPERS_INDEX`), runs
 //! every query in each search mode, and prints MRR@10, Recall@10 and
@@ -94,7 +95,7 @@ fn main() -> papers::Result<()> {
     );
     println!("| queries | n | mode | MRR@10 | Recall@10 | nDCG@10 |");
     println!("|---|---|---|---|---|---|");
-    for kind in ["known-item", "known", "paraphrase", "topical"] {
+    for kind in ["known-item", "known", "paraphrase", "tail", "topical"] {
         for mode in ["semantic", "lexical", "hybrid"] {
             let Some(rows) = table.get(&(mode, kind.to_string())) else {
                 continue;

@@ -57,10 +57,11 @@ impl Corpus {
                             path: file.display().to_string(),
                             paragraph: paragraph.number,
                         };
-                        let paper = Paper::new(paragraph.text, source);
+                        let mut paper = Paper::new(paragraph.text, source);
+                        paper.meta = paragraph.meta;
                         match by_id.get(&paper.id) {
                             Some(&i) => {
-                                corpus.papers[i].add_sources(paper.sources);
+                                corpus.papers[i].merge(paper);
                             }
                             None => {
                                 by_id.insert(paper.id, corpus.papers.len());
@@ -127,6 +128,10 @@ fn read_dump(path: &Path) -> std::result::Result<Vec<crate::parse::Paragraph>, S
             e.valid_up_to()
         )
     })?;
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if body.starts_with('[') {
+        return crate::parse::parse_hf_json(text).map_err(|e| e.to_string());
+    }
     parse_dump(text).map_err(|e| e.to_string())
 }
 

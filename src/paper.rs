@@ -122,6 +122,42 @@ pub struct Source {
     pub paragraph: usize,
 }
 
+/// What a Hugging Face daily papers JSON entry says about a paper beyond
+/// its abstract.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The arXiv id (`2405.01234`), usable wherever an id is taken.
+    pub arxiv_id: String,
+    /// The paper's title.
+    pub title: String,
+    /// Author names, in order.
+    #[serde(default)]
+    pub authors: Vec<String>,
+    /// Publication date, `YYYY-MM-DD`, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+}
+
+impl Meta {
+    /// The publication date as a number `YYYYMMDD`, for range filters.
+    pub fn date(&self) -> Option<u32> {
+        self.published.as_deref().and_then(parse_date)
+    }
+}
+
+/// Parses `YYYY-MM-DD` (anything after the first 10 characters, such as a
+/// time, is ignored) into `YYYYMMDD`.
+pub fn parse_date(text: &str) -> Option<u32> {
+    let day = text.get(..10)?;
+    let mut parts = day.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (y, m, d): (u32, u32, u32) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some(y * 10_000 + m * 100 + d)
+}
+
 /// One unique abstract and everywhere it was seen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Paper {
@@ -131,6 +167,9 @@ pub struct Paper {
     pub text: String,
     /// Every place the abstract was seen, sorted.
     pub sources: Vec<Source>,
+    /// Title, authors, date and arXiv id, when a JSON dump gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
 }
 
 impl Paper {
@@ -140,7 +179,23 @@ impl Paper {
             id: PaperId::of(&text),
             text,
             sources: vec![source],
+            meta: None,
         }
+    }
+
+    /// Merges what another sighting of this abstract knows: its sources,
+    /// and its metadata when this record has none. Returns how many
+    /// sources were new.
+    pub fn merge(&mut self, other: Paper) -> usize {
+        if self.meta.is_none() {
+            self.meta = other.meta;
+        }
+        self.add_sources(other.sources)
+    }
+
+    /// The publication date as `YYYYMMDD`, when known.
+    pub fn date(&self) -> Option<u32> {
+        self.meta.as_ref().and_then(Meta::date)
     }
 
     /// Records more places this abstract was seen, keeping them sorted and
@@ -153,9 +208,13 @@ impl Paper {
         self.sources.len() - before
     }
 
-    /// A short display title: the first sentence, cut on a word boundary.
+    /// A short display title: the real title when known, else the first
+    /// sentence, cut on a word boundary.
     pub fn headline(&self) -> String {
-        headline(&self.text, HEADLINE_LEN)
+        match &self.meta {
+            Some(meta) if !meta.title.is_empty() => headline(&meta.title, HEADLINE_LEN),
+            _ => headline(&self.text, HEADLINE_LEN),
+        }
     }
 }
 
@@ -272,6 +331,14 @@ mod tests {
         let h = headline(text, 20);
         assert_eq!(h, "alpha beta gamma…");
         assert!(h.chars().count() <= 20);
+    }
+
+    #[test]
+    fn dates_parse_strictly() {
+        assert_eq!(parse_date("2024-05-04"), Some(20240504));
+        assert_eq!(parse_date("2024-05-04T12:00:00.000Z"), Some(20240504));
+        assert_eq!(parse_date("2024-13-04"), None);
+        assert_eq!(parse_date("May 4"), None);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct Paragraph {
     pub line: usize,
     /// The normalised text: each line trimmed, lines joined by one space.
     pub text: String,
+    /// Title, authors, date and arXiv id (JSON dumps only).
+    pub meta: Option<crate::paper::Meta>,
 }
 
 /// Why a text is not a dump.
@@ -25,6 +27,9 @@ pub enum ParseError {
     /// The text has no non-blank line.
     #[error("empty file")]
     Empty,
+    /// A JSON dump that is not a list of daily papers entries.
+    #[error("not a daily papers JSON list: {0}")]
+    Json(String),
     /// The first non-blank line is not the header.
     #[error("line {line}: not a Daily Papers dump (expected a `{HEADER}` header line)")]
     MissingHeader {
@@ -63,12 +68,73 @@ pub fn parse_dump(text: &str) -> Result<Vec<Paragraph>, ParseError> {
                     number: paragraphs.len() + 1,
                     line: number,
                     text: line.to_string(),
+                    meta: None,
                 })
             }
         }
     }
     paragraphs.extend(current);
     Ok(paragraphs)
+}
+
+/// Reads a Hugging Face daily papers JSON dump: a list of entries with
+/// `paper.id` (the arXiv id), `title` (or `paper.title`), `paper.summary`,
+/// `paper.authors` (objects with a `name`, or strings) and `publishedAt`
+/// (or `paper.publishedAt`). Entries without a summary are left out; their
+/// numbers are still counted, so `number` is the entry's 1-based position.
+pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
+    use serde_json::Value;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(text).map_err(|e| ParseError::Json(e.to_string()))?;
+    let entries = value
+        .as_array()
+        .ok_or_else(|| ParseError::Json("the top level is not a list".into()))?;
+    fn string(v: Option<&serde_json::Value>) -> &str {
+        v.and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .unwrap_or("")
+    }
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let paper = entry.get("paper").unwrap_or(entry);
+        let summary = string(paper.get("summary"));
+        let text = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() {
+            continue;
+        }
+        let title = match string(entry.get("title")) {
+            "" => string(paper.get("title")),
+            title => title,
+        };
+        let published = match string(entry.get("publishedAt")) {
+            "" => string(paper.get("publishedAt")),
+            date => date,
+        };
+        let authors = paper
+            .get("authors")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|a| a.get("name").unwrap_or(a).as_str())
+                    .map(|name| name.trim().to_string())
+                    .filter(|name| !name.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(Paragraph {
+            number: i + 1,
+            line: 0,
+            text,
+            meta: Some(crate::paper::Meta {
+                arxiv_id: string(paper.get("id")).to_string(),
+                title: title.split_whitespace().collect::<Vec<_>>().join(" "),
+                authors,
+                published: crate::paper::parse_date(published)
+                    .map(|d| format!("{:04}-{:02}-{:02}", d / 10_000, d / 100 % 100, d % 100)),
+            }),
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

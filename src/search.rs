@@ -54,6 +54,31 @@ impl Strategy {
     }
 }
 
+/// A publication-date window, bounds included, as `YYYYMMDD` numbers.
+/// Records without a date fall outside any window that is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DateRange {
+    /// Earliest date kept.
+    pub since: Option<u32>,
+    /// Latest date kept.
+    pub until: Option<u32>,
+}
+
+impl DateRange {
+    /// Whether either bound is set.
+    pub fn is_set(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
+    /// Whether a record with this date is kept.
+    pub fn contains(&self, date: Option<u32>) -> bool {
+        if !self.is_set() {
+            return true;
+        }
+        date.is_some_and(|d| self.since.is_none_or(|s| d >= s) && self.until.is_none_or(|u| d <= u))
+    }
+}
+
 /// What to return.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchOptions {
@@ -65,6 +90,8 @@ pub struct SearchOptions {
     pub strategy: Strategy,
     /// Which rankings to use (for text queries).
     pub mode: Mode,
+    /// Only records published in this window; applied before ranking.
+    pub dates: DateRange,
 }
 
 impl Default for SearchOptions {
@@ -74,6 +101,7 @@ impl Default for SearchOptions {
             min_score: None,
             strategy: Strategy::Auto,
             mode: Mode::Hybrid,
+            dates: DateRange::default(),
         }
     }
 }

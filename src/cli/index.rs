@@ -158,10 +158,11 @@ fn short(digest: &str) -> &str {
     &digest[..12.min(digest.len())]
 }
 
-/// Embeds every record the update still lacks a vector for, with a progress
-/// bar on a terminal.
+/// Embeds every record the update still lacks a vector for, and the
+/// windows of those too long for the model, with a progress bar on a
+/// terminal.
 fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) -> Result<()> {
-    let (positions, texts): (Vec<usize>, Vec<String>) = update
+    let (positions, mut texts): (Vec<usize>, Vec<String>) = update
         .pending()
         .into_iter()
         .map(|(p, t)| (p, t.to_string()))
@@ -169,6 +170,16 @@ fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) ->
     if texts.is_empty() {
         return Ok(());
     }
+    // Each record's windows follow all the records' own texts.
+    let mut window_counts = Vec::with_capacity(texts.len());
+    let mut window_texts = Vec::new();
+    for text in &texts {
+        let windows = embedder.windows(text)?;
+        window_counts.push(windows.len());
+        window_texts.extend(windows);
+    }
+    let records = texts.len();
+    texts.extend(window_texts);
     let bar = ProgressBar::with_draw_target(
         Some(texts.len() as u64),
         if ctx.quiet || !ctx.stderr_is_terminal {
@@ -179,7 +190,7 @@ fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) ->
     );
     bar.set_style(
         ProgressStyle::with_template(
-            "embedding {bar:40} {pos}/{len} abstracts ({per_sec}, eta {eta})",
+            "embedding {bar:40} {pos}/{len} passages ({per_sec}, eta {eta})",
         )
         .expect("valid template"),
     );
@@ -193,9 +204,14 @@ fn embed_pending(ctx: &Context, embedder: &dyn Embedder, update: &mut Update) ->
         }
     });
     bar.finish_and_clear();
-    let vectors = result?;
-    for (position, vector) in positions.into_iter().zip(vectors) {
+    let mut vectors = result?.into_iter();
+    for &position in &positions {
+        let vector = vectors.next().expect("one vector per text");
         update.set_vector(position, vector);
+    }
+    debug_assert_eq!(positions.len(), records);
+    for (&position, count) in positions.iter().zip(window_counts) {
+        update.set_windows(position, vectors.by_ref().take(count).collect());
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use papers::output::{Format, Printer};
-use papers::search::{SearchOptions, Strategy};
+use papers::search::{DateRange, SearchOptions, Strategy};
 
 /// Local semantic search over Daily Papers abstract dumps.
 ///
@@ -114,6 +114,22 @@ pub struct RankArgs {
     /// Walk the HNSW graph even when an exact scan would be faster
     #[arg(long)]
     graph: bool,
+
+    /// Only papers published on or after this date (YYYY-MM-DD; papers
+    /// without a date, from text dumps, are left out)
+    #[arg(long, value_name = "DATE", value_parser = parse_date_arg)]
+    since: Option<u32>,
+
+    /// Only papers published on or before this date (YYYY-MM-DD)
+    #[arg(long, value_name = "DATE", value_parser = parse_date_arg)]
+    until: Option<u32>,
+}
+
+/// Parses a YYYY-MM-DD date argument.
+fn parse_date_arg(text: &str) -> Result<u32, String> {
+    papers::paper::parse_date(text)
+        .filter(|_| text.len() == 10)
+        .ok_or_else(|| format!("'{text}' is not a date of the form YYYY-MM-DD"))
 }
 
 impl RankArgs {
@@ -122,6 +138,10 @@ impl RankArgs {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
             mode: Default::default(),
+            dates: DateRange {
+                since: self.since,
+                until: self.until,
+            },
             strategy: if self.exact {
                 Strategy::Exact
             } else if self.graph {

@@ -56,6 +56,9 @@ struct SentenceConfig {
     max_seq_length: Option<usize>,
 }
 
+/// Word pieces shared by consecutive windows of a long text.
+pub const WINDOW_OVERLAP: usize = 32;
+
 /// A loaded sentence-transformer.
 pub struct BertEmbedder {
     model: Encoder,
@@ -188,6 +191,46 @@ impl BertEmbedder {
         Ok(encoding.get_ids().to_vec())
     }
 
+    /// See [`Embedder::windows`]: windows of `max_seq_length - 2` word
+    /// pieces, the first starting [`WINDOW_OVERLAP`] pieces before the
+    /// truncation point and each next one as far before the previous end.
+    fn text_windows(&self, text: &str) -> Result<Vec<String>> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Embed(e.to_string()))?;
+        // Byte offsets of every word piece, the overflowing parts included.
+        fn collect(encoding: &tokenizers::Encoding, offsets: &mut Vec<(usize, usize)>) {
+            let special = encoding.get_special_tokens_mask();
+            for (i, &offset) in encoding.get_offsets().iter().enumerate() {
+                if special.get(i) == Some(&0) {
+                    offsets.push(offset);
+                }
+            }
+            for overflow in encoding.get_overflowing() {
+                collect(overflow, offsets);
+            }
+        }
+        let mut offsets = Vec::new();
+        collect(&encoding, &mut offsets);
+        let size = self.max_seq_length.saturating_sub(2).max(1);
+        let step = size.saturating_sub(WINDOW_OVERLAP).max(1);
+        let mut windows = Vec::new();
+        let mut start = step;
+        while offsets.len() > size && start < offsets.len() {
+            let end = (start + size).min(offsets.len());
+            let (from, to) = (offsets[start].0, offsets[end - 1].1);
+            if let Some(window) = text.get(from..to) {
+                windows.push(window.to_string());
+            }
+            if end == offsets.len() {
+                break;
+            }
+            start += step;
+        }
+        Ok(windows)
+    }
+
     /// Runs one batch of token-id sequences through the model and pooling.
     fn embed_batch(&self, batch: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
         let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
@@ -270,6 +313,10 @@ fn load_cpu(weights: &std::path::Path, config: &EncoderConfig) -> candle_core::R
 impl Embedder for BertEmbedder {
     fn model_id(&self) -> &str {
         &self.model_id
+    }
+
+    fn windows(&self, text: &str) -> Result<Vec<String>> {
+        self.text_windows(text)
     }
 
     fn dimension(&self) -> usize {

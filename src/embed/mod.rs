@@ -36,6 +36,14 @@ pub trait Embedder {
         progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
     ) -> Result<Vec<Vec<f32>>>;
 
+    /// The passages past the truncation point of a text too long for the
+    /// model, overlapping a little, to be embedded separately so that the
+    /// end of a long abstract is searchable too; empty for texts that fit.
+    fn windows(&self, text: &str) -> Result<Vec<String>> {
+        let _ = text;
+        Ok(Vec::new())
+    }
+
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = self.embed(&[text], &mut |_| ControlFlow::Continue(()))?;

@@ -18,6 +18,11 @@ pub const RECORDS: &str = "records.json";
 pub const VECTORS: &str = "vectors.f32";
 /// The BM25 index: serde JSON of [`crate::lexical::Bm25`].
 pub const LEXICAL: &str = "lexical.json";
+/// Extra vectors for the text of long records past the truncation point:
+/// the magic `PWIN` and the window count (u32), then per window the
+/// record's row (u32) and its vector (f32s), all little-endian.
+pub const WINDOWS: &str = "windows.bin";
+const WINDOWS_MAGIC: &[u8; 4] = b"PWIN";
 /// The HNSW graph's basename.
 pub const GRAPH: &str = "graph";
 
@@ -86,6 +91,57 @@ pub fn decode_records(path: &Path, bytes: &[u8]) -> Result<Vec<Paper>> {
 /// Serialises vectors as little-endian f32.
 pub fn encode_vectors(vectors: &[f32]) -> Vec<u8> {
     vectors.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Serialises window vectors: `(row, vector)` pairs in row order.
+pub fn encode_windows(windows: &[(u32, &[f32])]) -> Vec<u8> {
+    let mut bytes = WINDOWS_MAGIC.to_vec();
+    bytes.extend_from_slice(&(windows.len() as u32).to_le_bytes());
+    for (row, vector) in windows {
+        bytes.extend_from_slice(&row.to_le_bytes());
+        bytes.extend(vector.iter().flat_map(|x| x.to_le_bytes()));
+    }
+    bytes
+}
+
+/// Parses window vectors: rows (ascending, below `records`) and the
+/// vectors, row-major.
+pub fn decode_windows(
+    path: &Path,
+    bytes: &[u8],
+    records: usize,
+    dimension: usize,
+) -> Result<(Vec<u32>, Vec<f32>)> {
+    let width = 4 + 4 * dimension;
+    let (header, bytes) = bytes.split_at(bytes.len().min(8));
+    if header.len() < 8 || &header[..4] != WINDOWS_MAGIC {
+        return Err(Error::corrupt(path, "not a windows file"));
+    }
+    let count = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
+    if bytes.len() != count * width {
+        return Err(Error::corrupt(
+            path,
+            format!("{} bytes of windows, expected {count}", bytes.len()),
+        ));
+    }
+    let mut rows = Vec::with_capacity(bytes.len() / width);
+    let mut vectors = Vec::with_capacity(bytes.len() / width * dimension);
+    for chunk in bytes.chunks_exact(width) {
+        let row = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        if row as usize >= records || rows.last().is_some_and(|&last| last > row) {
+            return Err(Error::corrupt(path, format!("window of bad row {row}")));
+        }
+        rows.push(row);
+        vectors.extend(
+            chunk[4..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+    if vectors.iter().any(|x| !x.is_finite()) {
+        return Err(Error::corrupt(path, "non-finite value in windows"));
+    }
+    Ok((rows, vectors))
 }
 
 /// Parses vectors, checking there are `rows` rows of `dimension` values.

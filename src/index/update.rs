@@ -101,6 +101,7 @@ pub struct UpdateReport {
 pub struct Update {
     papers: Vec<Paper>,
     vectors: Vec<Option<Vec<f32>>>,
+    windows: Vec<Vec<Vec<f32>>>,
     previous: Option<Manifest>,
     report: UpdateReport,
 }
@@ -126,12 +127,13 @@ impl Update {
             match rows.get(&paper.id) {
                 Some(&row) => {
                     report.already_present += 1;
-                    report.new_sources += update.papers[row].add_sources(paper.sources.clone());
+                    report.new_sources += update.papers[row].merge(paper.clone());
                 }
                 None => {
                     report.added += 1;
                     update.papers.push(paper.clone());
                     update.vectors.push(None);
+                    update.windows.push(Vec::new());
                 }
             }
         }
@@ -152,24 +154,38 @@ impl Update {
         update
             .vectors
             .retain(|_| *keep_iter.next().unwrap_or(&true));
+        let mut keep_iter = keep.iter();
+        update
+            .windows
+            .retain(|_| *keep_iter.next().unwrap_or(&true));
         update.report.removed = keep.iter().filter(|k| !**k).count();
         update
     }
 
     fn from_existing(existing: Option<&Index>) -> Update {
-        let (papers, vectors, previous) = match existing {
+        let (papers, vectors, windows, previous) = match existing {
             Some(index) => (
                 index.papers().to_vec(),
                 (0..index.papers().len())
                     .map(|r| Some(index.vector(r).to_vec()))
                     .collect(),
+                (0..index.papers().len())
+                    .map(|r| {
+                        index
+                            .windows_of(r)
+                            .into_iter()
+                            .map(<[f32]>::to_vec)
+                            .collect()
+                    })
+                    .collect(),
                 Some(index.manifest().clone()),
             ),
-            None => (Vec::new(), Vec::new(), None),
+            None => (Vec::new(), Vec::new(), Vec::new(), None),
         };
         Update {
             papers,
             vectors,
+            windows,
             previous,
             report: UpdateReport::default(),
         }
@@ -190,6 +206,11 @@ impl Update {
         self.vectors[position] = Some(vector);
     }
 
+    /// Supplies the window vectors of a pending position's long text.
+    pub fn set_windows(&mut self, position: usize, windows: Vec<Vec<f32>>) {
+        self.windows[position] = windows;
+    }
+
     /// Whether the update changes nothing on disk.
     pub fn is_noop(&self) -> bool {
         self.previous.is_some()
@@ -207,8 +228,13 @@ impl Update {
     /// sorted by id and the graph is built by serial inserts in that order,
     /// so the same records always give the same files.
     pub fn commit(mut self, dir: &Path, stamp: &ModelStamp) -> Result<UpdateReport> {
-        let mut rows: Vec<(Paper, Vec<f32>)> = Vec::with_capacity(self.papers.len());
-        for (paper, vector) in self.papers.drain(..).zip(self.vectors.drain(..)) {
+        let mut rows: Vec<(Paper, Vec<f32>, Vec<Vec<f32>>)> = Vec::with_capacity(self.papers.len());
+        for ((paper, vector), windows) in self
+            .papers
+            .drain(..)
+            .zip(self.vectors.drain(..))
+            .zip(self.windows.drain(..))
+        {
             let vector =
                 vector.ok_or_else(|| Error::Embed(format!("no vector for {}", paper.id)))?;
             if vector.len() != stamp.dimension {
@@ -218,11 +244,23 @@ impl Update {
                     stamp.dimension
                 )));
             }
-            rows.push((paper, vector));
+            if windows.iter().any(|w| w.len() != stamp.dimension) {
+                return Err(Error::Embed(format!(
+                    "window vector of the wrong size for {}",
+                    paper.id
+                )));
+            }
+            rows.push((paper, vector, windows));
         }
-        rows.sort_by_key(|(paper, _)| paper.id);
-        let (papers, vectors): (Vec<Paper>, Vec<Vec<f32>>) = rows.into_iter().unzip();
-        let flat: Vec<f32> = vectors.concat();
+        rows.sort_by_key(|(paper, _, _)| paper.id);
+        let mut papers = Vec::with_capacity(rows.len());
+        let mut flat: Vec<f32> = Vec::with_capacity(rows.len() * stamp.dimension);
+        let mut windows: Vec<(u32, Vec<f32>)> = Vec::new();
+        for (row, (paper, vector, paper_windows)) in rows.into_iter().enumerate() {
+            papers.push(paper);
+            flat.extend_from_slice(&vector);
+            windows.extend(paper_windows.into_iter().map(|w| (row as u32, w)));
+        }
 
         // What the manifest names now (even when rebuilding over it), so its
         // data survives this write for readers that opened it.
@@ -251,6 +289,11 @@ impl Update {
         files.insert(
             store::LEXICAL.to_string(),
             store::write_synced(&data.join(store::LEXICAL), &lexical)?,
+        );
+        let windows: Vec<(u32, &[f32])> = windows.iter().map(|(r, w)| (*r, w.as_slice())).collect();
+        files.insert(
+            store::WINDOWS.to_string(),
+            store::write_synced(&data.join(store::WINDOWS), &store::encode_windows(&windows))?,
         );
         for name in Graph::build(&flat, stamp.dimension).dump(&data, store::GRAPH)? {
             let path = data.join(&name);

@@ -187,6 +187,16 @@ pub(super) fn paper<W: Write>(
     let paper = &index.papers()[row];
     writeln!(out, "{}", paint(&paper.id.hex(), YELLOW, color))?;
     writeln!(out, "{}", paint(&paper.headline(), BOLD, color))?;
+    if let Some(meta) = &paper.meta {
+        let mut line = format!("arXiv:{}", meta.arxiv_id);
+        if let Some(date) = &meta.published {
+            line.push_str(&format!(", {date}"));
+        }
+        if !meta.authors.is_empty() {
+            line.push_str(&format!(", {}", meta.authors.join(", ")));
+        }
+        writeln!(out, "{}", paint(&line, DIM, color))?;
+    }
     writeln!(out)?;
     let mut current = 0;
     for word in paper.text.split(' ') {
@@ -229,6 +239,11 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
     )?;
     writeln!(out, "dimension:  {}", m.dimension)?;
     writeln!(out, "truncation: {} word pieces", m.max_seq_length)?;
+    let (long, windows) = index.window_counts();
+    writeln!(
+        out,
+        "windows:    {long} records run past the truncation point ({windows} extra vectors)"
+    )?;
     writeln!(
         out,
         "search:     {} (graph from {} records)",

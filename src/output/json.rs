@@ -11,6 +11,10 @@
 //! | `text`     | string  | the whole abstract                                        |
 //! | `sources`  | array   | every place it was seen: `{file, path, paragraph}`        |
 //!
+//! Records from Hugging Face JSON dumps add `arxiv_id`, `title`, `authors`
+//! (array of strings) and `published` (`YYYY-MM-DD`, when known) to hits
+//! and to `show` and `list` objects; their `headline` is the title.
+//!
 //! `search` adds, on every hit:
 //!
 //! | field             | type            | meaning                                          |
@@ -32,7 +36,9 @@
 //! `show` writes one object with `id`, `headline`, `text`, `sources`;
 //! `list` writes such an object per record, as JSON Lines, in index order.
 //! `info --json` writes one object: `path`, `records`, `model`,
-//! `weights_sha256`, `dimension`, `max_seq_length`, `format_version`,
+//! `weights_sha256`, `dimension`, `max_seq_length`, `long_records` (records
+//! whose text runs past the truncation point and has window vectors),
+//! `windows` (how many window vectors), `format_version`,
 //! `generation`, `search` (`"exact"` or `"graph"`), `graph_threshold`,
 //! `size_bytes`, and `sources` (`[{file, records}]`).
 //! `index --json` writes one object: `index`, `files`, `skipped`,
@@ -48,7 +54,7 @@ use serde::Serialize;
 
 use super::{Annotations, InfoExtra};
 use crate::index::{Dupe, Index, UpdateReport, GRAPH_THRESHOLD};
-use crate::paper::{Paper, Source};
+use crate::paper::{Meta, Paper, Source};
 use crate::search::{Hit, Mode, Ranked};
 
 /// One hit on the wire.
@@ -60,6 +66,8 @@ struct WireHit<'a> {
     headline: String,
     text: &'a str,
     sources: &'a [Source],
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a Meta>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,6 +110,8 @@ struct WirePaper<'a> {
     headline: String,
     text: &'a str,
     sources: &'a [Source],
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a Meta>,
 }
 
 impl<'a> WirePaper<'a> {
@@ -111,6 +121,7 @@ impl<'a> WirePaper<'a> {
             headline: paper.headline(),
             text: &paper.text,
             sources: &paper.sources,
+            meta: paper.meta.as_ref(),
         }
     }
 }
@@ -129,6 +140,8 @@ struct WireInfo<'a> {
     weights_sha256: &'a str,
     dimension: usize,
     max_seq_length: usize,
+    long_records: usize,
+    windows: usize,
     format_version: u32,
     generation: u64,
     search: &'static str,
@@ -186,6 +199,7 @@ pub(super) fn hits<W: Write>(
                 headline: paper.headline(),
                 text: &paper.text,
                 sources: &paper.sources,
+                meta: paper.meta.as_ref(),
                 mode: notes.mode.map(Mode::name),
                 semantic: used(Mode::Semantic).then(|| WireRanked::of(hit.semantic)),
                 lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
@@ -247,6 +261,8 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
             weights_sha256: &m.weights_sha256,
             dimension: m.dimension,
             max_seq_length: m.max_seq_length,
+            long_records: index.window_counts().0,
+            windows: index.window_counts().1,
             format_version: m.format_version,
             generation: m.generation,
             search: extra.strategy.name(),

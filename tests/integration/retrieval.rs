@@ -143,3 +143,108 @@ fn dupes_lists_near_duplicate_pairs() {
     let by_cosine: Vec<Pair> = seed(&["dupes", "--min-overlap", "0"]).ok().json_lines();
     assert!(by_cosine.len() > pairs.len());
 }
+
+/// Text past the model's 256 word pieces is searchable through window
+/// vectors, and `info` says how many records needed them.
+#[test]
+fn the_tail_of_a_long_abstract_is_searchable() {
+    let info: serde_json::Value =
+        serde_json::from_str(&seed(&["info", "--json"]).ok().stdout).unwrap();
+    let long = info["long_records"].as_u64().unwrap();
+    assert!(
+        long > 0 && info["windows"].as_u64().unwrap() >= long,
+        "{info}"
+    );
+    let hits: Vec<Hit> = seed(&[
+        "search",
+        "--mode",
+        "semantic",
+        "-k",
+        "1",
+        "models cannot count letters that appear more than twice in a word",
+    ])
+    .ok()
+    .json_lines();
+    let text = &hits[0].text;
+    // The phrase sits near the end of a long abstract, past the cut.
+    let at = text.find("more than twice").expect("the counting paper");
+    assert!(
+        text[..at].split_whitespace().count() > 220,
+        "{}",
+        hits[0].headline
+    );
+}
+
+/// A Hugging Face daily papers JSON dump beside the text dumps: titles as
+/// headlines, arXiv ids as aliases, authors and dates, and date filters
+/// applied before ranking.
+#[test]
+fn json_dumps_bring_titles_aliases_and_date_filters() {
+    crate::util::ensure_model();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let text_dump = crate::util::sample_data().join("daily-2024-05-01.txt");
+    let json_dump =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf-daily-papers.json");
+    let report: serde_json::Value = serde_json::from_str(
+        &papers_in(
+            &index,
+            &[
+                "index",
+                "--json",
+                text_dump.to_str().unwrap(),
+                json_dump.to_str().unwrap(),
+            ],
+        )
+        .ok()
+        .stdout,
+    )
+    .unwrap();
+    // Five entries, one without an abstract, one the same abstract as the
+    // text dump's first paragraph.
+    assert_eq!(report["files"], 2);
+    assert_eq!(report["paragraphs"].as_u64().unwrap(), 10 + 4);
+    assert_eq!(report["unique"].as_u64().unwrap(), 10 + 3);
+
+    // The arXiv id is an alias; the shared abstract has both sources and
+    // the JSON entry's metadata.
+    let shown: serde_json::Value = serde_json::from_str(
+        &papers_in(&index, &["show", "--json", "arXiv:2405.00011"])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    let title = "Rescaled Rotary Frequencies for Training-Free Context Extension";
+    assert_eq!(shown["sources"].as_array().unwrap().len(), 2, "{shown}");
+    assert_eq!(shown["headline"], title);
+    assert_eq!(shown["title"], title);
+    assert_eq!(shown["authors"].as_array().unwrap().len(), 2);
+    assert_eq!(shown["published"], "2024-05-02");
+    papers_in(&index, &["show", "2405.99999"]).fails(1, &["2405.99999"]);
+
+    // --since keeps only dated records, and still fills the list from them.
+    let since: Vec<Hit> = papers_in(
+        &index,
+        &["search", "--since", "2024-05-03", "rotary position"],
+    )
+    .ok()
+    .json_lines();
+    let ids: Vec<&str> = since.iter().filter_map(|h| h.arxiv_id.as_deref()).collect();
+    assert_eq!(since.len(), 2, "{ids:?}");
+    assert!(ids.contains(&"2405.00022") && ids.contains(&"2405.00033"));
+    for hit in &since {
+        assert_eq!(hit.title.as_deref(), Some(hit.headline.as_str()));
+        assert!(hit.published.as_deref().unwrap() >= "2024-05-03");
+        assert!(!hit.authors.as_ref().unwrap().is_empty());
+    }
+    let until: Vec<Hit> = papers_in(&index, &["similar", "2405.00033", "--until", "2024-05-02"])
+        .ok()
+        .json_lines();
+    let mut ids: Vec<&str> = until.iter().filter_map(|h| h.arxiv_id.as_deref()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["2404.00044", "2405.00011"]);
+    assert_eq!(until.len(), 2);
+    let none = papers_in(&index, &["search", "--until", "2000-01-01", "rotary"]).ok();
+    assert!(none.stdout.is_empty());
+    papers_in(&index, &["search", "--since", "May 3", "rotary"]).fails(2, &["YYYY-MM-DD"]);
+}

@@ -205,6 +205,15 @@ pub struct Hit {
     /// search --file only: the query paragraph matched best.
     #[serde(default)]
     pub query_paragraph: Option<usize>,
+    /// JSON-dump records only: arXiv id, title, authors, date.
+    #[serde(default)]
+    pub arxiv_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub authors: Option<Vec<String>>,
+    #[serde(default)]
+    pub published: Option<String>,
 }
 
 /// A hit's place in one ranking.
