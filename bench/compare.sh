@@ -88,18 +88,23 @@ some_id="$("$papers" --index "$index" search "$query" -k 1 | jq -r .id)"
 "$papers" -q --index "$index" search "$query" >/dev/null # page cache warm, as for Python
 for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" search "$query"; done \
   | summarise >"$work/search.txt"
+for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" search --mode lexical "$query"; done \
+  | summarise >"$work/lexical.txt"
 for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" similar "$some_id"; done \
   | summarise >"$work/similar.txt"
 for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" index "$seeds"; done \
   | summarise >"$work/noop.txt"
 read -r search_wall search_rss <"$work/search.txt"
 read -r similar_wall similar_rss <"$work/similar.txt"
+read -r lexical_wall lexical_rss <"$work/lexical.txt"
 read -r noop_wall noop_rss <"$work/noop.txt"
 
 echo "== encoder work and matmul ceiling" >&2
 cargo bench --quiet --bench embed -- flops >"$work/flops.txt" 2>/dev/null
 cargo bench --quiet --bench embed -- matmul >"$work/matmul.txt" 2>/dev/null
 gflop="$(awk '/encoder_gflop/ { print $2 }' "$work/flops.txt")"
+window_gflop="$(awk '/window_gflop/ { print $2 }' "$work/flops.txt")"
+windows="$(awk '/^windows/ { print $2 }' "$work/flops.txt")"
 pieces="$(awk '/word_pieces/ { print $2 }' "$work/flops.txt")"
 ceiling="$(awk '/matmul_gflops/ { print $2 }' "$work/matmul.txt")"
 
@@ -147,13 +152,15 @@ EOF
 fi
 
 awk -v runs="$runs" -v records="$records" -v pieces="$pieces" -v gflop="$gflop" \
+  -v wgflop="$window_gflop" -v windows="$windows" -v lw="$lexical_wall" -v lr="$lexical_rss" \
   -v ceiling="$ceiling" -v iw="$index_wall" -v ir="$index_rss" \
   -v sw="$search_wall" -v sr="$search_rss" -v mw="$similar_wall" -v mr="$similar_rss" \
   -v nw="$noop_wall" -v nr="$noop_rss" -v st="$st_rate" \
   -v qw="$st_query_wall" -v qr="$st_query_rss" -v cores="$(nproc)" 'BEGIN {
-  rate = records / iw; gfs = gflop / iw
+  rate = records / iw; gfs = (gflop + wgflop) / iw
   printf "machine: %d cores, %s; medians of %d runs\n", cores, "'"$(uname -m)"'", runs
-  printf "seeds: %d abstracts, %d word pieces, %.0f GFLOP of encoder work\n\n", records, pieces, gflop
+  printf "seeds: %d abstracts, %d word pieces, %.0f GFLOP of encoder work", records, pieces, gflop
+  printf " (papers also embeds %d windows of long abstracts: %.0f GFLOP more)\n\n", windows, wgflop
   printf "| measure | papers | sentence-transformers | target |\n|---|---|---|---|\n"
   printf "| index seeds from scratch | %.1f abstracts/s (%.1f s, %d MB peak) | %s | >= 2x ST, RSS < 600 MB |\n", \
     rate, iw, ir / 1024, st == "" ? "not run" : sprintf("%.1f abstracts/s", st)
@@ -161,6 +168,7 @@ awk -v runs="$runs" -v records="$records" -v pieces="$pieces" -v gflop="$gflop" 
   printf "| encoder GFLOP/s vs matmul ceiling | %.1f of %.1f (%.0f%%) | | >= 50%% |\n", gfs, ceiling, 100 * gfs / ceiling
   printf "| cold search, whole process | %.0f ms, %d MB | %s | < 50 ms, < 150 MB |\n", \
     sw * 1000, sr / 1024, qw == "" ? "not run" : sprintf("%.0f ms, %d MB", qw * 1000, qr / 1024)
+  printf "| search --mode lexical (no model) | %.0f ms, %d MB | | |\n", lw * 1000, lr / 1024
   printf "| similar ID | %.0f ms, %d MB | | < 20 ms |\n", mw * 1000, mr / 1024
   printf "| re-index, nothing new | %.0f ms, %d MB | | < 500 ms |\n", nw * 1000, nr / 1024
 }'
