@@ -129,30 +129,48 @@ impl BertEmbedder {
             None => Pooling::Mean,
         };
 
-        let mut tokenizer = Tokenizer::from_file(&files.tokenizer)
-            .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
-        // all-MiniLM-L6-v2's tokenizer.json ships with truncation at 128 and
-        // fixed padding to 128; sentence-transformers overrides both.
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_seq_length,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
-        tokenizer.with_padding(None);
-        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
-
-        let model = if device.is_cpu() {
-            load_cpu(&files.weights, &config)
-        } else {
-            // SAFETY: the weights file is memory-mapped read-only; papers
-            // never writes model files, and the mapping lives as long as the model.
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device) }
+        // Parsing tokenizer.json and reading the weights are independent
+        // and each takes tens of milliseconds: do them side by side.
+        let load_tokenizer = || -> Result<Tokenizer> {
+            let mut tokenizer = Tokenizer::from_file(&files.tokenizer)
+                .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
+            // all-MiniLM-L6-v2's tokenizer.json ships with truncation at 128
+            // and fixed padding to 128; sentence-transformers overrides both.
+            tokenizer
+                .with_truncation(Some(TruncationParams {
+                    max_length: max_seq_length,
+                    strategy: TruncationStrategy::LongestFirst,
+                    stride: 0,
+                    direction: TruncationDirection::Right,
+                }))
+                .map_err(|e| fail(&files.tokenizer, e.to_string()))?;
+            tokenizer.with_padding(None);
+            Ok(tokenizer)
+        };
+        let load_model = || {
+            if device.is_cpu() {
+                load_cpu(&files.weights, &config)
+            } else {
+                // SAFETY: the weights file is memory-mapped read-only; papers
+                // never writes model files, and the mapping lives as long as
+                // the model.
+                unsafe {
+                    VarBuilder::from_mmaped_safetensors(&[&files.weights], DType::F32, device)
+                }
                 .and_then(|vb| Encoder::load(vb, &config))
-        }
-        .map_err(|e| fail(&files.weights, candle_message(e)))?;
+            }
+            .map_err(|e| fail(&files.weights, candle_message(e)))
+        };
+        let (tokenizer, model) = std::thread::scope(|scope| {
+            let tokenizer = scope.spawn(load_tokenizer);
+            let model = load_model();
+            let tokenizer = tokenizer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (tokenizer, model)
+        });
+        let (tokenizer, model) = (tokenizer?, model?);
+        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
 
         Ok(BertEmbedder {
             model,
