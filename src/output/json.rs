@@ -6,8 +6,8 @@
 //! |------------|---------|-----------------------------------------------------------|
 //! | `rank`     | integer | 1-based position in the results                           |
 //! | `id`       | string  | the record's full id, 16 hex digits                       |
-//! | `score`    | number  | cosine similarity to the query, -1 to 1                   |
-//! | `headline` | string  | the abstract's first sentence, shortened                  |
+//! | `score`    | number  | what the list is ordered by (below); cosine for `similar` |
+//! | `headline` | string  | the title, else the first sentence, shortened             |
 //! | `text`     | string  | the whole abstract                                        |
 //! | `sources`  | array   | every place it was seen: `{file, path, paragraph}`        |
 //!
