@@ -301,7 +301,7 @@ impl Index {
 
     /// The records nearest to a query vector.
     pub fn search(&self, query: &[f32], options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.nearest(query, None, options)
+        self.nearest(query, &[], options)
     }
 
     /// The BM25 index, parsed on first use.
@@ -360,7 +360,7 @@ impl Index {
 
     /// The records nearest to the record at `row`, never the record itself.
     pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.nearest(self.vector(row), Some(row), options)
+        self.nearest(self.vector(row), &[row], options)
     }
 
     /// Pairs of distinct records that are near duplicates: cosine
@@ -377,19 +377,17 @@ impl Index {
                 let va = self.vector(a);
                 (a + 1..n).filter_map(move |b| {
                     let score = crate::search::dot(va, self.vector(b));
-                    (score >= min_score).then_some((a, b, score))
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .filter_map(|(a, b, score)| {
-                let overlap =
-                    crate::lexical::trigram_overlap(&self.papers[a].text, &self.papers[b].text);
-                (overlap >= min_overlap).then_some(Dupe {
-                    a,
-                    b,
-                    score,
-                    overlap,
+                    if score < min_score {
+                        return None;
+                    }
+                    let overlap =
+                        crate::lexical::trigram_overlap(&self.papers[a].text, &self.papers[b].text);
+                    (overlap >= min_overlap).then_some(Dupe {
+                        a,
+                        b,
+                        score,
+                        overlap,
+                    })
                 })
             })
             .collect();
@@ -431,19 +429,18 @@ impl Index {
             query.iter_mut().for_each(|x| *x /= norm);
         }
         let exclude: Vec<usize> = like.iter().chain(unlike).copied().collect();
-        let mut hits = self.candidates(&query, &exclude, options.limit, strategy_for(options))?;
-        filter_dates(self, &mut hits, options);
-        Ok(rank(hits, options))
+        self.nearest(&query, &exclude, options)
     }
 
+    /// The records nearest to a vector, never those in `exclude`, within
+    /// the date window, ranked.
     fn nearest(
         &self,
         query: &[f32],
-        exclude: Option<usize>,
+        exclude: &[usize],
         options: &SearchOptions,
     ) -> Result<Vec<Hit>> {
-        let exclude: Vec<usize> = exclude.into_iter().collect();
-        let mut hits = self.candidates(query, &exclude, options.limit, strategy_for(options))?;
+        let mut hits = self.candidates(query, exclude, options.limit, strategy_for(options))?;
         filter_dates(self, &mut hits, options);
         Ok(rank(hits, options))
     }

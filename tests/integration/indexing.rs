@@ -206,16 +206,9 @@ fn remove_drops_records_and_keeps_the_graph_consistent() {
     assert!(!exact.contains(&victim));
 }
 
-/// The first record's id, from `show`-free means: the records file via info is
-/// not enough, so take the top hit of a search.
+/// The id of a record of a copy of the small index: the top hit of a search.
 fn first_id(dir: &Path) -> String {
-    let hits: Vec<crate::util::Hit> = papers_in(
-        dir,
-        &["search", "--json", "-k", "1", "rotary position scaling"],
-    )
-    .ok()
-    .json_lines();
-    hits[0].id.clone()
+    crate::util::top_id(dir, &["rotary position scaling"])
 }
 
 #[test]

@@ -26,13 +26,7 @@ fn golden(name: &str, actual: &str) {
 /// The id of the seed abstract about neural text degeneration, found by
 /// search so no test depends on a hard-coded id.
 fn anchor() -> String {
-    let hits: Vec<Hit> = papers_in(
-        &seed_index().dir,
-        &["search", "--json", "-k", "1", "neural text degeneration"],
-    )
-    .ok()
-    .json_lines();
-    hits[0].id.clone()
+    crate::util::top_id(&seed_index().dir, &["neural text degeneration"])
 }
 
 /// The golden table is made from the sample dumps written for this repo

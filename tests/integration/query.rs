@@ -1,10 +1,6 @@
 //! `search`, `similar`, `show` and ids on the seed index.
 
-use crate::util::{papers_in, seed_index, Hit};
-
-fn seed(args: &[&str]) -> crate::util::Run {
-    papers_in(&seed_index().dir, args)
-}
+use crate::util::{seed, seed_index, Hit};
 
 #[test]
 fn search_ranks_length_generalization_papers_first() {

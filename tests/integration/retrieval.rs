@@ -1,17 +1,10 @@
 //! Hybrid retrieval, evidence and paper-set queries on the seed index.
 
-use crate::util::{papers, papers_in, run, seed_index, Hit};
-
-fn seed(args: &[&str]) -> crate::util::Run {
-    papers_in(&seed_index().dir, args)
-}
+use crate::util::{papers, papers_in, run, seed, seed_index, top_id, Hit};
 
 /// The id of the top semantic hit for `query`.
 fn top(query: &str) -> String {
-    let hits: Vec<Hit> = seed(&["search", "--mode", "semantic", "-k", "1", query])
-        .ok()
-        .json_lines();
-    hits[0].id.clone()
+    top_id(&seed_index().dir, &["--mode", "semantic", query])
 }
 
 /// Lexical mode finds an exact rare term, and loads no model: it works

@@ -160,6 +160,19 @@ pub fn seed_index() -> &'static SeedIndex {
     })
 }
 
+/// Runs `papers ARGS` on the shared seed index.
+pub fn seed(args: &[&str]) -> Run {
+    papers_in(&seed_index().dir, args)
+}
+
+/// The id of the top hit of `papers search --json -k 1 ARGS...` on `index`.
+pub fn top_id(index: &Path, args: &[&str]) -> String {
+    let mut all = vec!["search", "--json", "-k", "1"];
+    all.extend_from_slice(args);
+    let hits: Vec<Hit> = papers_in(index, &all).ok().json_lines();
+    hits[0].id.clone()
+}
+
 /// A private copy of the seed index, for tests that change it.
 pub fn seed_index_copy() -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
