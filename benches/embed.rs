@@ -6,7 +6,10 @@
 //! - `cargo bench --bench embed -- flops`: the encoder work of embedding all
 //!   seed abstracts, in GFLOP, counted from their token lengths;
 //! - `cargo bench --bench embed -- matmul`: candle's f32 matmul rate on this
-//!   machine, the ceiling the encoder is compared with.
+//!   machine, the ceiling the encoder is compared with;
+//! - `cargo bench --bench embed -- query`: the parts of a one-query process:
+//!   model load, the first query (weights paged in from the mapping) and
+//!   the median of the next 50 (weights already in memory).
 //!
 //! Benchmarks are not tests: nothing here asserts a time. `bench/compare.sh`
 //! runs them beside sentence-transformers.
@@ -28,6 +31,7 @@ fn main() -> papers::Result<()> {
         .collect();
     match args.first().map(String::as_str) {
         Some("flops") => flops(),
+        Some("query") => query(),
         Some("matmul") => {
             matmul();
             Ok(())
@@ -99,6 +103,26 @@ fn matmul() {
     let seconds = started.elapsed().as_secs_f64();
     let gflop = 2.0 * 2048.0 * 384.0 * 1536.0 * rounds as f64 / 1e9;
     println!("matmul_gflops {:.1}", gflop / seconds);
+}
+
+fn query() -> papers::Result<()> {
+    let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    let model = load_model()?;
+    println!("model load: {:.1} ms", ms(started));
+    let text = "positional encoding length generalization";
+    let started = Instant::now();
+    model.embed_one(text)?;
+    println!("first query: {:.1} ms", ms(started));
+    let mut times: Vec<f64> = (0..50)
+        .map(|_| {
+            let started = Instant::now();
+            model.embed_one(text).map(|_| ms(started))
+        })
+        .collect::<papers::Result<_>>()?;
+    times.sort_by(f64::total_cmp);
+    println!("next queries: median {:.2} ms", times[times.len() / 2]);
+    Ok(())
 }
 
 fn embed(count: usize) -> papers::Result<()> {

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 
 use papers::embed::{BertEmbedder, Embedder};
 use papers::evidence;
-use papers::index::{Index, IndexLock, ModelStamp, Update};
+use papers::index::{Index, IndexLock, Manifest, ModelStamp, Update};
 use papers::output::{Annotations, InfoExtra};
 use papers::paper::sentences;
 use papers::search::{Hit, Mode, SearchOptions};
@@ -148,13 +148,15 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         mode,
         ..args.rank.options()
     };
-    let index = Index::open(&ctx.index_dir)?;
-    let embedder = match mode {
-        Mode::Lexical => None,
-        _ => Some(load_index_model(ctx, &index, &args.model)?),
+    let (index, embedder) = match mode {
+        Mode::Lexical => (Index::open(&ctx.index_dir)?, None),
+        _ => open_with_model(ctx, &args.model, &options)?,
     };
+    // The process ends after this command: freeing the model (the
+    // tokenizer's vocabulary is 60,000 strings) would only delay the exit.
+    let embedder = std::mem::ManuallyDrop::new(embedder);
     let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
-    let vectors = match &embedder {
+    let vectors = match &*embedder {
         Some(model) => Some(model.embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?),
         None => None,
     };
@@ -182,7 +184,7 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         .iter()
         .map(|(hit, _)| index.papers()[hit.row].text.as_str())
         .collect();
-    let evidence = match (&embedder, &vectors, args.explain) {
+    let evidence = match (&*embedder, &vectors, args.explain) {
         (Some(model), Some(vectors), true) => {
             // One model pass over every sentence of every hit.
             let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
@@ -224,9 +226,39 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Loads the model the index was built with, refusing one whose weights differ.
-fn load_index_model(ctx: &Context, index: &Index, args: &ModelArgs) -> Result<BertEmbedder> {
-    let manifest = index.manifest();
+/// Opens the index (with what a search with `options` reads) and loads the
+/// model it was built with side by side: each takes milliseconds that a
+/// one-query process waits for.
+fn open_with_model(
+    ctx: &Context,
+    args: &ModelArgs,
+    options: &SearchOptions,
+) -> Result<(Index, Option<BertEmbedder>)> {
+    let manifest = Manifest::read(&ctx.index_dir)?;
+    let (index, embedder) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| {
+            let index = Index::open(&ctx.index_dir)?;
+            index.prepare(options)?;
+            Ok::<_, papers::Error>(index)
+        });
+        let embedder = load_index_model(ctx, &manifest, args);
+        let index = index
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (index, embedder)
+    });
+    let index = index?;
+    // A writer may have replaced the index between the two reads.
+    let embedder = if index.manifest().weights_sha256 == manifest.weights_sha256 {
+        embedder?
+    } else {
+        load_index_model(ctx, index.manifest(), args)?
+    };
+    Ok((index, Some(embedder)))
+}
+
+/// Loads the model an index was built with, refusing one whose weights differ.
+fn load_index_model(ctx: &Context, manifest: &Manifest, args: &ModelArgs) -> Result<BertEmbedder> {
     let files = model::resolve(ctx, args, Some(&manifest.model))?;
     let digest = files.weights_sha256()?;
     if digest != manifest.weights_sha256 {

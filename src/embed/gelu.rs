@@ -58,7 +58,7 @@ impl CustomOp1 for BiasGelu {
 
 /// `0.5 x (1 + erf(x / sqrt 2))`.
 #[inline(always)]
-fn gelu(x: f32) -> f32 {
+pub(super) fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 

@@ -7,6 +7,7 @@ pub mod bert;
 pub mod device;
 pub mod encoder;
 mod gelu;
+pub mod mapped;
 mod softmax;
 pub mod source;
 

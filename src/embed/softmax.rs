@@ -61,7 +61,7 @@ impl CustomOp1 for MaskedSoftmax {
     }
 }
 
-fn softmax_row(scores: &[f32], out: &mut [f32]) {
+pub(super) fn softmax_row(scores: &[f32], out: &mut [f32]) {
     let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0f32;
     for (o, &s) in out.iter_mut().zip(scores) {

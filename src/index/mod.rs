@@ -358,6 +358,22 @@ impl Index {
         Ok(combine(semantic, lexical, options))
     }
 
+    /// Loads now what [`Index::search_text`] with `options` will read (the
+    /// lexical index, the graph), so that a caller can do so while it waits
+    /// for something else, such as the model.
+    pub fn prepare(&self, options: &SearchOptions) -> Result<()> {
+        if options.mode != Mode::Semantic {
+            self.lexical()?;
+        }
+        if options.mode != Mode::Lexical
+            && !self.papers.is_empty()
+            && self.resolve_strategy(strategy_for(options)) == Strategy::Graph
+        {
+            self.graph()?;
+        }
+        Ok(())
+    }
+
     /// The records nearest to the record at `row`, never the record itself.
     pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
         self.nearest(self.vector(row), &[row], options)

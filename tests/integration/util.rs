@@ -14,6 +14,16 @@ pub fn seeds() -> PathBuf {
 }
 
 /// The fixtures shared beside the repository.
+/// The unique seed abstracts, in index order.
+pub fn seed_texts() -> Vec<String> {
+    papers::corpus::Corpus::load(&[seeds()])
+        .unwrap()
+        .papers
+        .into_iter()
+        .map(|p| p.text)
+        .collect()
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
 }
