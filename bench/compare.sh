@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # papers against sentence-transformers on this machine, side by side.
 #
-#   bench/compare.sh [--install] [--runs N] [--seeds DIR]
+#   bench/compare.sh [--install] [--runs N] [--quick-runs M] [--seeds DIR]
 #
-# Builds release, then measures (medians over N runs, default 3):
+# Builds release, then measures (medians over N runs, default 3; the
+# commands that take milliseconds over M runs, default 21, as one run of
+# those is at the mercy of the machine's noise):
 #   - indexing the seed dumps from scratch: abstracts/s, wall, peak RSS;
 #   - sentence-transformers encoding the same unique abstracts (CPU, as many
 #     torch threads as cores) from the same model folder: abstracts/s;
@@ -21,14 +23,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=3
+quick=21
 install=0
 seeds=../shared/seeds
 while [ $# -gt 0 ]; do
   case "$1" in
     --install) install=1 ;;
     --runs) runs="$2"; shift ;;
+    --quick-runs) quick="$2"; shift ;;
     --seeds) seeds="$2"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -83,16 +87,16 @@ done | summarise >"$work/index.txt"
 read -r index_wall index_rss <"$work/index.txt"
 records="$("$papers" --index "$index" info --json | jq .records)"
 
-echo "== papers: cold search, similar, no-op re-index x$runs" >&2
+echo "== papers: cold search, similar, no-op re-index x$quick" >&2
 some_id="$("$papers" --index "$index" search "$query" -k 1 | jq -r .id)"
 "$papers" -q --index "$index" search "$query" >/dev/null # page cache warm, as for Python
-for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" search "$query"; done \
+for _ in $(seq "$quick"); do measure "$papers" -q --index "$index" search "$query"; done \
   | summarise >"$work/search.txt"
-for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" search --mode lexical "$query"; done \
+for _ in $(seq "$quick"); do measure "$papers" -q --index "$index" search --mode lexical "$query"; done \
   | summarise >"$work/lexical.txt"
-for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" similar "$some_id"; done \
+for _ in $(seq "$quick"); do measure "$papers" -q --index "$index" similar "$some_id"; done \
   | summarise >"$work/similar.txt"
-for _ in $(seq "$runs"); do measure "$papers" -q --index "$index" index "$seeds"; done \
+for _ in $(seq "$quick"); do measure "$papers" -q --index "$index" index "$seeds"; done \
   | summarise >"$work/noop.txt"
 read -r search_wall search_rss <"$work/search.txt"
 read -r similar_wall similar_rss <"$work/similar.txt"
@@ -156,9 +160,9 @@ awk -v runs="$runs" -v records="$records" -v pieces="$pieces" -v gflop="$gflop" 
   -v ceiling="$ceiling" -v iw="$index_wall" -v ir="$index_rss" \
   -v sw="$search_wall" -v sr="$search_rss" -v mw="$similar_wall" -v mr="$similar_rss" \
   -v nw="$noop_wall" -v nr="$noop_rss" -v st="$st_rate" \
-  -v qw="$st_query_wall" -v qr="$st_query_rss" -v cores="$(nproc)" 'BEGIN {
+  -v qw="$st_query_wall" -v qr="$st_query_rss" -v cores="$(nproc)" -v quick="$quick" 'BEGIN {
   rate = records / iw; gfs = (gflop + wgflop) / iw
-  printf "machine: %d cores, %s; medians of %d runs\n", cores, "'"$(uname -m)"'", runs
+  printf "machine: %d cores, %s; medians of %d runs (search, similar, re-index: %d)\n", cores, "'"$(uname -m)"'", runs, quick
   printf "seeds: %d abstracts, %d word pieces, %.0f GFLOP of encoder work", records, pieces, gflop
   printf " (papers also embeds %d windows of long abstracts: %.0f GFLOP more)\n\n", windows, wgflop
   printf "| measure | papers | sentence-transformers | target |\n|---|---|---|---|\n"

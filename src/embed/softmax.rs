@@ -62,14 +62,30 @@ impl CustomOp1 for MaskedSoftmax {
 }
 
 pub(super) fn softmax_row(scores: &[f32], out: &mut [f32]) {
-    let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0f32;
+    let max = in_lanes(scores, f32::NEG_INFINITY, f32::max);
+    // No running sum in this loop: a float sum must be added in order,
+    // which would keep the exponentials from being vectorised.
     for (o, &s) in out.iter_mut().zip(scores) {
         *o = exp_nonpositive(s - max);
-        sum += *o;
     }
-    let scale = 1.0 / sum;
+    let scale = 1.0 / in_lanes(out, 0.0, |a, b| a + b);
     out.iter_mut().for_each(|o| *o *= scale);
+}
+
+/// Folds `values` with `op` in 16 independent lanes, then folds the lanes:
+/// a reduction the compiler can vectorise, unlike one accumulator.
+#[inline(always)]
+fn in_lanes(values: &[f32], init: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut lanes = [init; 16];
+    let chunks = values.chunks_exact(16);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = op(*lane, v);
+        }
+    }
+    rest.iter()
+        .fold(lanes.into_iter().fold(init, &op), |acc, &v| op(acc, v))
 }
 
 /// e^x for x <= 0, to about 1e-7 relative: x = n·ln2 + r with |r| <= ln2/2,
