@@ -88,6 +88,9 @@ read -r index_wall index_rss <"$work/index.txt"
 records="$("$papers" --index "$index" info --json | jq .records)"
 
 echo "== papers: cold search, similar, no-op re-index x$quick" >&2
+# The rebuilds above leave dirty pages; flushing them now keeps writeback
+# from running under the millisecond measurements.
+sync
 some_id="$("$papers" --index "$index" search "$query" -k 1 | jq -r .id)"
 "$papers" -q --index "$index" search "$query" >/dev/null # page cache warm, as for Python
 for _ in $(seq "$quick"); do measure "$papers" -q --index "$index" search "$query"; done \

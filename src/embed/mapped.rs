@@ -99,23 +99,7 @@ impl MappedEncoder {
         {
             return None;
         }
-        encoder.populate();
         Some(encoder)
-    }
-
-    /// Asks the kernel to map in now, in one call, every page a forward
-    /// pass reads, the word table excepted (a query needs a few of its
-    /// rows): left to page faults, a query's first pass took three times
-    /// as long as the next ones. A hint only; failure changes nothing.
-    fn populate(&self) {
-        #[cfg(target_os = "linux")]
-        for (name, range) in &self.tensors {
-            if !name.ends_with("word_embeddings.weight") {
-                let _ =
-                    self.map
-                        .advise_range(memmap2::Advice::PopulateRead, range.start, range.len());
-            }
-        }
     }
 
     /// The weight `name` (without the `bert.` prefix) as f32 values.
