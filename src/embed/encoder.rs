@@ -310,7 +310,7 @@ impl Encoder {
             let q = (qkv.get(0)? * scale)?.contiguous()?;
             let k = qkv.get(1)?.contiguous()?;
             let v = qkv.get(2)?.contiguous()?;
-            let probs = masked_softmax(&q.matmul(&k.t()?)?, mask, lengths)?;
+            let probs = masked_softmax(q.matmul(&k.t()?)?, mask, lengths)?;
             let context = probs
                 .matmul(&v)?
                 .transpose(1, 2)?
@@ -319,7 +319,7 @@ impl Encoder {
             let attended = layer.attention_out.forward(&context)?;
             x = layer.attention_norm.forward(&(attended + &x)?)?;
             let inner = bias_gelu(
-                &x.matmul(&layer.intermediate.weight_t)?,
+                x.matmul(&layer.intermediate.weight_t)?,
                 &layer.intermediate.bias,
             )?;
             let out = layer.output.forward(&inner)?;

@@ -5,54 +5,61 @@
 //! whose error (below 1e-6, see the tests) is far below what parity with
 //! sentence-transformers can see. On GPUs the plain candle ops are used.
 
-use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
+use candle_core::{CpuStorage, InplaceOp1, Layout, Result, Tensor};
 use rayon::prelude::*;
 
-/// `gelu(x + bias)` with the exact (erf) GELU, for `x` of shape (rows, bias.len()).
-pub fn bias_gelu(x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+/// `gelu(x + bias)` with the exact (erf) GELU, for `x` of shape (rows,
+/// bias.len()). On the CPU the result is written over `x` (contiguous
+/// ones, saving a buffer as large as the feed-forward activations), which
+/// is why it is taken by value: nothing else should hold its storage.
+pub fn bias_gelu(x: Tensor, bias: &Tensor) -> Result<Tensor> {
     if !x.device().is_cpu() {
         return x.broadcast_add(bias)?.gelu_erf();
     }
-    let op = BiasGelu {
-        bias: bias.to_vec1::<f32>()?,
+    let x = if x.is_contiguous() {
+        x
+    } else {
+        x.contiguous()?
     };
-    x.apply_op1_no_bwd(&op)
+    x.inplace_op1(&BiasGelu {
+        bias: bias.to_vec1::<f32>()?,
+    })?;
+    Ok(x)
 }
 
 struct BiasGelu {
     bias: Vec<f32>,
 }
 
-impl CustomOp1 for BiasGelu {
+impl InplaceOp1 for BiasGelu {
     fn name(&self) -> &'static str {
         "bias-gelu-erf"
     }
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
         let CpuStorage::F32(data) = storage else {
             candle_core::bail!("bias-gelu-erf: f32 only");
         };
         let Some((start, end)) = layout.contiguous_offsets() else {
             candle_core::bail!("bias-gelu-erf: contiguous input only");
         };
-        let input = &data[start..end];
+        let values = &mut data[start..end];
         let cols = self.bias.len();
-        if cols == 0 || input.len() % cols != 0 {
-            candle_core::bail!("bias-gelu-erf: bias of {cols} for {} values", input.len());
+        if cols == 0 || values.len() % cols != 0 {
+            candle_core::bail!("bias-gelu-erf: bias of {cols} for {} values", values.len());
         }
-        let mut out = vec![0f32; input.len()];
         // Chunks of whole rows, big enough to amortise the scheduling.
         let rows_per_chunk = (16_384 / cols).max(1);
-        out.par_chunks_mut(rows_per_chunk * cols)
-            .zip(input.par_chunks(rows_per_chunk * cols))
-            .for_each(|(out, input)| {
-                for (out_row, in_row) in out.chunks_exact_mut(cols).zip(input.chunks_exact(cols)) {
-                    for ((o, &x), &b) in out_row.iter_mut().zip(in_row).zip(&self.bias) {
-                        *o = gelu(x + b);
+        values
+            .par_chunks_mut(rows_per_chunk * cols)
+            .for_each(|chunk| {
+                for row in chunk.chunks_exact_mut(cols) {
+                    for (v, &b) in row.iter_mut().zip(&self.bias) {
+                        *v = gelu(*v + b);
                     }
                 }
             });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        Ok(())
     }
 }
 
@@ -110,8 +117,8 @@ mod tests {
             .unwrap();
         let x = (x / 97.0).unwrap();
         let bias = (Tensor::arange(0f32, 30f32, &device).unwrap() / 50.0).unwrap();
-        let fused = bias_gelu(&x, &bias).unwrap();
         let plain = x.broadcast_add(&bias).unwrap().gelu_erf().unwrap();
+        let fused = bias_gelu(x.copy().unwrap(), &bias).unwrap();
         let diff = (fused - plain)
             .unwrap()
             .abs()

@@ -20,7 +20,7 @@ use safetensors::{Dtype, SafeTensors};
 
 use super::encoder::EncoderConfig;
 use super::gelu::gelu;
-use super::softmax::softmax_row;
+use super::softmax::softmax_in_place;
 
 /// A BERT encoder whose weights stay in the mapped safetensors file.
 pub struct MappedEncoder {
@@ -165,7 +165,6 @@ impl MappedEncoder {
         let v = dense(x, "attention.self.value")?;
         let mut context = vec![0f32; t * h];
         let mut scores = vec![0f32; t * t];
-        let mut probs = vec![0f32; t * t];
         for hd in 0..heads {
             let cols = hd * head..(hd + 1) * head;
             let (qh, kh, vh) = (
@@ -174,11 +173,9 @@ impl MappedEncoder {
                 Matrix::columns(&v, t, h, cols.clone()),
             );
             matmul(&mut scores, t, qh, kh.transposed());
-            for (s, p) in scores.chunks_exact(t).zip(probs.chunks_exact_mut(t)) {
-                softmax_row(s, p);
-            }
+            scores.chunks_exact_mut(t).for_each(softmax_in_place);
             let mut out = vec![0f32; t * head];
-            matmul(&mut out, head, Matrix::new(&probs, t, t), vh);
+            matmul(&mut out, head, Matrix::new(&scores, t, t), vh);
             for (ctx, o) in context.chunks_exact_mut(h).zip(out.chunks_exact(head)) {
                 ctx[cols.clone()].copy_from_slice(o);
             }

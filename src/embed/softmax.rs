@@ -2,15 +2,19 @@
 //! negative f32 to padded keys before softmax, as transformers does, makes
 //! their weights exactly 0; here padded keys are skipped outright, so the
 //! mask is never materialised or added, and no exponential is spent on
-//! them. Rows run in parallel with a vectorisable exp. On GPUs the plain
-//! candle ops (additive mask, `softmax_last_dim`) are used.
+//! them. Rows run in parallel with a vectorisable exp, in place: the scores
+//! of a batch are its largest activation, and a fresh buffer for them costs
+//! page faults on every layer. On GPUs the plain candle ops (additive mask,
+//! `softmax_last_dim`) are used.
 
-use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
+use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Result, Tensor};
 use rayon::prelude::*;
 
 /// Softmax over the last dimension of `scores` (batch, heads, queries,
 /// keys), where batch item `i` has `lengths[i]` real keys followed by padding.
-pub fn masked_softmax(scores: &Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
+/// On the CPU the result is written over `scores` (contiguous ones), which
+/// is why it is taken by value: nothing else should hold its storage.
+pub fn masked_softmax(scores: Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
     if !scores.device().is_cpu() {
         let (batch, _, _, keys) = scores.dims4()?;
         let mask = mask.to_dtype(DType::F32)?;
@@ -18,21 +22,27 @@ pub fn masked_softmax(scores: &Tensor, mask: &Tensor, lengths: &[usize]) -> Resu
             ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?.reshape((batch, 1, 1, keys))?;
         return candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive)?);
     }
-    scores.apply_op1_no_bwd(&MaskedSoftmax {
+    let scores = if scores.is_contiguous() {
+        scores
+    } else {
+        scores.contiguous()?
+    };
+    scores.inplace_op1(&MaskedSoftmax {
         lengths: lengths.to_vec(),
-    })
+    })?;
+    Ok(scores)
 }
 
 struct MaskedSoftmax {
     lengths: Vec<usize>,
 }
 
-impl CustomOp1 for MaskedSoftmax {
+impl InplaceOp1 for MaskedSoftmax {
     fn name(&self) -> &'static str {
         "masked-softmax"
     }
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
         let CpuStorage::F32(data) = storage else {
             candle_core::bail!("masked-softmax: f32 only");
         };
@@ -46,30 +56,30 @@ impl CustomOp1 for MaskedSoftmax {
                 self.lengths
             );
         }
-        let input = &data[start..end];
-        let mut out = vec![0f32; input.len()];
         let rows_per_item = heads * queries;
-        out.par_chunks_mut(keys)
-            .zip(input.par_chunks(keys))
+        data[start..end]
+            .par_chunks_mut(keys)
             .enumerate()
             .with_min_len(64)
-            .for_each(|(row, (out, scores))| {
-                let valid = self.lengths[row / rows_per_item];
-                softmax_row(&scores[..valid], &mut out[..valid]);
+            .for_each(|(row, scores)| {
+                let (real, padded) = scores.split_at_mut(self.lengths[row / rows_per_item]);
+                softmax_in_place(real);
+                padded.fill(0.0);
             });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        Ok(())
     }
 }
 
-pub(super) fn softmax_row(scores: &[f32], out: &mut [f32]) {
-    let max = in_lanes(scores, f32::NEG_INFINITY, f32::max);
+/// Replaces `row` by its softmax.
+pub(super) fn softmax_in_place(row: &mut [f32]) {
+    let max = in_lanes(row, f32::NEG_INFINITY, f32::max);
     // No running sum in this loop: a float sum must be added in order,
     // which would keep the exponentials from being vectorised.
-    for (o, &s) in out.iter_mut().zip(scores) {
-        *o = exp_nonpositive(s - max);
+    for v in row.iter_mut() {
+        *v = exp_nonpositive(*v - max);
     }
-    let scale = 1.0 / in_lanes(out, 0.0, |a, b| a + b);
-    out.iter_mut().for_each(|o| *o *= scale);
+    let scale = 1.0 / in_lanes(row, 0.0, |a, b| a + b);
+    row.iter_mut().for_each(|v| *v *= scale);
 }
 
 /// Folds `values` with `op` in 16 independent lanes, then folds the lanes:
@@ -151,7 +161,7 @@ mod tests {
         .unwrap();
         let want =
             candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive).unwrap()).unwrap();
-        let got = masked_softmax(&scores, &mask, &lengths).unwrap();
+        let got = masked_softmax(scores.copy().unwrap(), &mask, &lengths).unwrap();
         let diff = (got - want)
             .unwrap()
             .abs()
