@@ -52,14 +52,19 @@ impl InplaceOp1 for BiasGelu {
         let rows_per_chunk = (16_384 / cols).max(1);
         values
             .par_chunks_mut(rows_per_chunk * cols)
-            .for_each(|chunk| {
-                for row in chunk.chunks_exact_mut(cols) {
-                    for (v, &b) in row.iter_mut().zip(&self.bias) {
-                        *v = gelu(*v + b);
-                    }
-                }
-            });
+            .for_each(|chunk| bias_gelu_rows(chunk, &self.bias));
         Ok(())
+    }
+}
+
+/// `gelu(v + bias)` over rows of `bias.len()` values, in place; compiled
+/// for several SIMD levels like the softmax.
+#[multiversion::multiversion(targets = "simd")]
+fn bias_gelu_rows(rows: &mut [f32], bias: &[f32]) {
+    for row in rows.chunks_exact_mut(bias.len()) {
+        for (v, &b) in row.iter_mut().zip(bias) {
+            *v = gelu(*v + b);
+        }
     }
 }
 
