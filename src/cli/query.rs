@@ -150,7 +150,10 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     };
     let (index, embedder) = match mode {
         Mode::Lexical => (Index::open(&ctx.index_dir)?, None),
-        _ => open_with_model(ctx, &args.model, &options)?,
+        _ => {
+            let (index, model) = open_with_model(ctx, &args.model, &options)?;
+            (index, Some(model))
+        }
     };
     // The process ends after this command: freeing the model (the
     // tokenizer's vocabulary is 60,000 strings) would only delay the exit.
@@ -233,7 +236,7 @@ fn open_with_model(
     ctx: &Context,
     args: &ModelArgs,
     options: &SearchOptions,
-) -> Result<(Index, Option<BertEmbedder>)> {
+) -> Result<(Index, BertEmbedder)> {
     let manifest = Manifest::read(&ctx.index_dir)?;
     let (index, embedder) = std::thread::scope(|scope| {
         let index = scope.spawn(|| {
@@ -254,7 +257,7 @@ fn open_with_model(
     } else {
         load_index_model(ctx, index.manifest(), args)?
     };
-    Ok((index, Some(embedder)))
+    Ok((index, embedder))
 }
 
 /// Loads the model an index was built with, refusing one whose weights differ.

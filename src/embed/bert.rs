@@ -146,8 +146,9 @@ impl BertEmbedder {
             None => Pooling::Mean,
         };
 
-        // Parsing tokenizer.json and reading the weights are independent
-        // and each takes tens of milliseconds: do them side by side.
+        // Parsing tokenizer.json takes tens of milliseconds, and so does
+        // copying the weights to a GPU (or to the CPU when they cannot be
+        // read in place): the two run side by side.
         let load_tokenizer = || -> Result<Tokenizer> {
             let mut tokenizer = read_tokenizer(&files.tokenizer)?;
             // all-MiniLM-L6-v2's tokenizer.json ships with truncation at 128
@@ -396,10 +397,10 @@ pub(crate) fn candle_message(err: candle_core::Error) -> String {
         .to_string()
 }
 
-/// Loads the encoder on the CPU: every tensor but the word embeddings is
-/// copied out of the mapped file in parallel (the copy and its page faults
-/// are most of a query's start-up), and the mapping is kept for the word
-/// embedding rows.
+/// Loads the batched encoder on the CPU: every tensor but the word
+/// embeddings is copied out of the mapped file in parallel (tens of
+/// milliseconds, which is why queries use [`MappedEncoder`] instead), and
+/// the mapping is kept for the word embedding rows.
 fn load_cpu(weights: &std::path::Path, config: &EncoderConfig) -> candle_core::Result<Encoder> {
     use candle_core::safetensors::{Load, MmapedSafetensors};
     // SAFETY: the weights file is mapped read-only; papers never writes
