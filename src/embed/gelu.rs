@@ -60,7 +60,7 @@ impl InplaceOp1 for BiasGelu {
 /// `gelu(v + bias)` over rows of `bias.len()` values, in place; compiled
 /// for several SIMD levels like the softmax.
 #[multiversion::multiversion(targets = "simd")]
-fn bias_gelu_rows(rows: &mut [f32], bias: &[f32]) {
+pub(super) fn bias_gelu_rows(rows: &mut [f32], bias: &[f32]) {
     for row in rows.chunks_exact_mut(bias.len()) {
         for (v, &b) in row.iter_mut().zip(bias) {
             *v = gelu(*v + b);

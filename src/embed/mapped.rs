@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 
 use super::encoder::EncoderConfig;
-use super::gelu::gelu;
+use super::gelu::bias_gelu_rows;
 use super::softmax::softmax_in_place;
 
 /// A BERT encoder whose weights stay in the mapped safetensors file.
@@ -168,9 +168,9 @@ impl MappedEncoder {
         for hd in 0..heads {
             let cols = hd * head..(hd + 1) * head;
             let (qh, kh, vh) = (
-                Matrix::columns(&q, t, h, cols.clone()),
-                Matrix::columns(&k, t, h, cols.clone()),
-                Matrix::columns(&v, t, h, cols.clone()),
+                Matrix::new(&q, t, h).column_range(cols.clone()),
+                Matrix::new(&k, t, h).column_range(cols.clone()),
+                Matrix::new(&v, t, h).column_range(cols.clone()),
             );
             matmul(&mut scores, t, qh, kh.transposed());
             scores.chunks_exact_mut(t).for_each(softmax_in_place);
@@ -184,8 +184,9 @@ impl MappedEncoder {
         x.iter_mut().zip(&attended).for_each(|(x, a)| *x += a);
         self.layer_norm(x, &format!("{at}attention.output.LayerNorm"))?;
 
-        let mut inner = dense(x, "intermediate.dense")?;
-        inner.iter_mut().for_each(|v| *v = gelu(*v));
+        let bias = w("intermediate.dense.bias")?;
+        let mut inner = product(x, w("intermediate.dense.weight")?, bias.len())?;
+        bias_gelu_rows(&mut inner, bias);
         let out = dense(&inner, "output.dense")?;
         x.iter_mut().zip(&out).for_each(|(x, o)| *x += o);
         self.layer_norm(x, &format!("{at}output.LayerNorm"))
@@ -240,9 +241,18 @@ fn layer_tensors(h: usize, inner: usize) -> [(&'static str, usize); 16] {
 /// `input · weightᵀ + bias` for row-major `input` (rows × in) and a
 /// PyTorch `weight` (out × in).
 fn linear(input: &[f32], weight: &[f32], bias: &[f32]) -> Result<Vec<f32>> {
-    let outputs = bias.len();
+    let mut out = product(input, weight, bias.len())?;
+    for row in out.chunks_exact_mut(bias.len()) {
+        row.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
+    }
+    Ok(out)
+}
+
+/// `input · weightᵀ` for row-major `input` (rows × in) and a PyTorch
+/// `weight` (outputs × in).
+fn product(input: &[f32], weight: &[f32], outputs: usize) -> Result<Vec<f32>> {
     if outputs == 0 || !weight.len().is_multiple_of(outputs) {
-        candle_core::bail!("weight of {} for bias of {outputs}", weight.len());
+        candle_core::bail!("weight of {} for {outputs} outputs", weight.len());
     }
     let inputs = weight.len() / outputs;
     if inputs == 0 || !input.len().is_multiple_of(inputs) {
@@ -256,9 +266,6 @@ fn linear(input: &[f32], weight: &[f32], bias: &[f32]) -> Result<Vec<f32>> {
         Matrix::new(input, rows, inputs),
         Matrix::new(weight, outputs, inputs).transposed(),
     );
-    for row in out.chunks_exact_mut(outputs) {
-        row.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
-    }
     Ok(out)
 }
 
@@ -281,22 +288,6 @@ impl<'a> Matrix<'a> {
             rows,
             cols,
             row_stride: cols,
-            col_stride: 1,
-        }
-    }
-
-    /// Columns `range` of a row-major `rows × width` matrix.
-    fn columns(
-        data: &'a [f32],
-        rows: usize,
-        width: usize,
-        range: std::ops::Range<usize>,
-    ) -> Matrix<'a> {
-        Matrix {
-            data: &data[range.start..],
-            rows,
-            cols: range.len(),
-            row_stride: width,
             col_stride: 1,
         }
     }
@@ -441,8 +432,8 @@ mod tests {
             .map(|i| ((i * 11) % 17) as f32 / 5.0 - 1.0)
             .collect();
         // Columns 4..9 of a 7x12 matrix times the transpose of columns 4..9 of a 5x12 one.
-        let lhs = Matrix::columns(&a, 7, 12, 4..9);
-        let rhs = Matrix::columns(&b, 5, 12, 4..9).transposed();
+        let lhs = Matrix::new(&a, 7, 12).column_range(4..9);
+        let rhs = Matrix::new(&b, 5, 12).column_range(4..9).transposed();
         let mut out = vec![f32::NAN; 7 * 5];
         matmul(&mut out, 5, lhs, rhs);
         for (got, want) in out.iter().zip(naive(lhs, rhs)) {
@@ -454,7 +445,7 @@ mod tests {
     #[should_panic(expected = "matmul shapes")]
     fn out_of_bounds_views_are_refused() {
         let a = vec![1f32; 10];
-        let lhs = Matrix::columns(&a, 3, 4, 2..4); // row 2 would end at index 11
+        let lhs = Matrix::new(&a, 3, 4).column_range(2..4); // row 2 would end at index 11
         let mut out = vec![0f32; 3 * 3];
         matmul(&mut out, 3, lhs, Matrix::new(&a[..6], 2, 3));
     }
