@@ -11,6 +11,11 @@
 //!   model load, the first query (weights paged in from the mapping) and
 //!   the median of the next 50 (weights already in memory).
 //!
+//! - `cargo bench --bench embed -- encoders [N]`: the two CPU forward
+//!   passes side by side, interleaved: a fresh model's first query and the
+//!   throughput on the first N seed abstracts (default 128) through each,
+//!   and the largest difference between their vectors.
+//!
 //! Benchmarks are not tests: nothing here asserts a time. `bench/compare.sh`
 //! runs them beside sentence-transformers.
 
@@ -19,6 +24,7 @@ use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 use papers::corpus::Corpus;
+use papers::embed::bert::Backend;
 use papers::embed::{device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec};
 use papers::index::hnsw::Graph;
 use papers::search::{exact_scan, rank, SearchOptions};
@@ -32,6 +38,7 @@ fn main() -> papers::Result<()> {
     match args.first().map(String::as_str) {
         Some("flops") => flops(),
         Some("query") => query(),
+        Some("encoders") => encoders(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(128)),
         Some("matmul") => {
             matmul();
             Ok(())
@@ -181,5 +188,41 @@ fn embed(count: usize) -> papers::Result<()> {
         "graph search: {:.3} ms/query",
         started.elapsed().as_secs_f64() * 1e3 / rounds as f64
     );
+    Ok(())
+}
+
+fn encoders(count: usize) -> papers::Result<()> {
+    let texts = seed_texts()?;
+    let texts: Vec<&str> = texts.iter().take(count).map(String::as_str).collect();
+    let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
+    let mut vectors = Vec::new();
+    for round in 1..=3 {
+        for backend in [Backend::Mapped, Backend::Batched] {
+            // A fresh model each time: the first query pays what a cold
+            // `papers search` pays (the batched encoder's weight copy).
+            let started = Instant::now();
+            let model = load_model()?.with_backend(backend);
+            model.embed_one("positional encoding length generalization")?;
+            let first = ms(started);
+            let started = Instant::now();
+            let got = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
+            let seconds = started.elapsed().as_secs_f64();
+            println!(
+                "round {round} {backend:?}: load + first query {first:.1} ms; {} abstracts at {:.1}/s",
+                texts.len(),
+                texts.len() as f64 / seconds
+            );
+            if round == 1 {
+                vectors.push(got);
+            }
+        }
+    }
+    let max = vectors[0]
+        .iter()
+        .flatten()
+        .zip(vectors[1].iter().flatten())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    println!("largest difference between the two encoders' vectors: {max:e}");
     Ok(())
 }

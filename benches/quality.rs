@@ -3,9 +3,11 @@
 //! Reads the labelled queries of `eval/queries.jsonl` (one JSON object per
 //! line: `kind` — `known`, `paraphrase`, `tail` (about text past the
 //! model's 256 word pieces) or `topical` —, `query`, and the id
-//! prefixes of every `relevant` abstract), indexes `../shared/seeds` into a
-//! temporary directory (or uses the index named by `PAPERS_INDEX`), runs
-//! every query in each search mode, and prints MRR@10, Recall@10 and
+//! prefixes of every `relevant` abstract), indexes `../shared/seeds` (or
+//! `PAPERS_SEEDS`) into a temporary directory through the library's
+//! `indexing::index`, as `papers index` does (or uses the index named by
+//! `PAPERS_INDEX`), answers every query in each search mode through
+//! `query::answer`, as `papers search` does, and prints MRR@10, Recall@10 and
 //! nDCG@10 per mode and kind of query. Known-item and paraphrased queries
 //! have one relevant abstract each; topical ones have every relevant
 //! abstract judged.
@@ -13,15 +15,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use papers::corpus::Corpus;
-use papers::embed::{device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec};
-use papers::index::{Index, ModelStamp, Update};
+use papers::embed::{DeviceChoice, Embedder, ModelChoice};
+use papers::indexing::{self, IndexRequest, Quiet};
+use papers::query::{self, Query};
 use papers::search::{Mode, SearchOptions};
 
 const K: usize = 10;
 
 #[derive(serde::Deserialize)]
-struct Query {
+struct Labelled {
     kind: String,
     query: String,
     relevant: Vec<String>,
@@ -29,25 +31,40 @@ struct Query {
 
 fn main() -> papers::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let queries: Vec<Query> = std::fs::read_to_string(root.join("eval/queries.jsonl"))
+    let queries: Vec<Labelled> = std::fs::read_to_string(root.join("eval/queries.jsonl"))
         .map_err(|e| papers::Error::io(root.join("eval/queries.jsonl"), e))?
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("eval/queries.jsonl: invalid line"))
         .collect();
 
-    let files = source::resolve(&ModelSpec::default())?;
-    let model = BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)?;
+    let choice = ModelChoice {
+        device: DeviceChoice::Cpu,
+        ..Default::default()
+    };
     let scratch = tempfile::tempdir().map_err(|e| papers::Error::io(Path::new("tmp"), e))?;
     let index_dir = match std::env::var_os("PAPERS_INDEX") {
         Some(dir) => PathBuf::from(dir),
         None => {
+            // Built as `papers index` builds it, window vectors included.
+            let seeds = std::env::var_os("PAPERS_SEEDS")
+                .map_or_else(|| root.join("../shared/seeds"), PathBuf::from);
             let dir = scratch.path().join("index");
-            build(&root.join("../shared/seeds"), &dir, &model, &files)?;
+            let request = IndexRequest {
+                paths: vec![seeds],
+                rebuild: true,
+                model: choice.clone(),
+            };
+            indexing::index(&dir, &request, &Quiet)?;
             dir
         }
     };
-    let index = Index::open(&index_dir)?;
+    let options = SearchOptions {
+        limit: K,
+        ..Default::default()
+    };
+    let (index, model) = query::open(&index_dir, &choice, &options, &|_| {})?;
+    let model = model.expect("a hybrid search loads the model");
 
     // (mode, kind) -> per-query (mrr, recall, ndcg)
     let mut table: BTreeMap<(&str, String), Vec<[f64; 3]>> = BTreeMap::new();
@@ -57,15 +74,15 @@ fn main() -> papers::Result<()> {
             .iter()
             .map(|prefix| index.resolve(prefix))
             .collect::<papers::Result<_>>()?;
-        let vector = model.embed_one(&q.query)?;
         for mode in [Mode::Semantic, Mode::Lexical, Mode::Hybrid] {
-            let options = SearchOptions {
-                limit: K,
-                mode,
-                ..Default::default()
+            // What `papers search --mode MODE -k 10 QUERY` answers.
+            let question = Query {
+                paragraphs: query::paragraphs(&q.query)?,
+                options: SearchOptions { mode, ..options },
+                explain: false,
             };
-            let rows: Vec<usize> = index
-                .search_text(&q.query, Some(&vector), &options)?
+            let rows: Vec<usize> = query::answer(&index, Some(&model as &dyn Embedder), &question)?
+                .hits
                 .iter()
                 .map(|h| h.row)
                 .collect();
@@ -134,28 +151,4 @@ fn metrics(ranked: &[usize], relevant: &[usize]) -> [f64; 3] {
         .map(|i| 1.0 / ((i + 2) as f64).log2())
         .sum();
     [mrr, recall, dcg / ideal]
-}
-
-/// Indexes `seeds` into `dir` as `papers index` would.
-fn build(
-    seeds: &Path,
-    dir: &Path,
-    model: &BertEmbedder,
-    files: &papers::embed::ModelFiles,
-) -> papers::Result<()> {
-    let corpus = Corpus::load(&[seeds.to_path_buf()])?;
-    let mut update = Update::new(None, &corpus);
-    let (positions, texts): (Vec<usize>, Vec<&str>) = update.pending().into_iter().unzip();
-    let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
-    for (position, vector) in positions.into_iter().zip(vectors) {
-        update.set_vector(position, vector);
-    }
-    let stamp = ModelStamp {
-        model: files.model.clone(),
-        weights_sha256: files.weights_sha256()?,
-        dimension: model.dimension(),
-        max_seq_length: model.max_seq_length(),
-    };
-    update.commit(dir, &stamp)?;
-    Ok(())
 }

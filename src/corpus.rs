@@ -38,10 +38,10 @@ impl Corpus {
     /// error, and so is finding no dump at all.
     pub fn load(paths: &[PathBuf]) -> Result<Corpus> {
         let mut files = Vec::new();
-        for path in paths {
-            collect_files(path, &mut files)?;
-        }
         let mut corpus = Corpus::default();
+        for path in paths {
+            collect_files(path, &mut Vec::new(), &mut files, &mut corpus.skipped)?;
+        }
         let mut by_id: HashMap<PaperId, usize> = HashMap::new();
         for file in files {
             match read_dump(&file) {
@@ -88,7 +88,15 @@ impl Corpus {
 }
 
 /// Adds `path` (a file) or the files under it (a directory) to `out`.
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+/// `ancestors` are the real paths of the directories being walked above
+/// it: a directory that is one of them (a symlink to a parent) would make
+/// the walk endless, and is skipped.
+fn collect_files(
+    path: &Path,
+    ancestors: &mut Vec<PathBuf>,
+    out: &mut Vec<PathBuf>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::MissingInput {
             path: path.to_path_buf(),
@@ -99,20 +107,33 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         out.push(path.to_path_buf());
         return Ok(());
     }
+    let real = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
+    if let Some(ancestor) = ancestors.iter().find(|a| **a == real) {
+        skipped.push(Skipped {
+            path: path.to_path_buf(),
+            reason: format!(
+                "directory loop (the same folder as {}, which is being read)",
+                ancestor.display()
+            ),
+        });
+        return Ok(());
+    }
     let mut entries = std::fs::read_dir(path)
         .map_err(|e| Error::io(path, e))?
         .map(|entry| entry.map(|e| e.path()))
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| Error::io(path, e))?;
     entries.sort();
+    ancestors.push(real);
     for entry in entries {
         let hidden = entry
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with('.'));
         if !hidden {
-            collect_files(&entry, out)?;
+            collect_files(&entry, ancestors, out, skipped)?;
         }
     }
+    ancestors.pop();
     Ok(())
 }
 
@@ -176,6 +197,25 @@ mod tests {
             Corpus::load(&[dir.path().to_path_buf()]),
             Err(Error::NoDumps { .. })
         ));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod loops {
+    use super::*;
+
+    #[test]
+    fn a_symlink_to_a_parent_folder_is_skipped_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("a.txt"), "Daily Papers\n\nOne.\n").unwrap();
+        std::os::unix::fs::symlink(dir.path(), sub.join("up")).unwrap();
+        let corpus = Corpus::load(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(corpus.files, [sub.join("a.txt")]);
+        assert_eq!(corpus.skipped.len(), 1);
+        assert_eq!(corpus.skipped[0].path, sub.join("up"));
+        assert!(corpus.skipped[0].reason.contains("directory loop"));
     }
 }
 

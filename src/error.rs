@@ -33,14 +33,6 @@ pub enum Error {
         /// The input paths, joined for display.
         paths: String,
     },
-    /// A file is not a Daily Papers dump.
-    #[error("{}: {reason}", path.display())]
-    ParseDump {
-        /// The file.
-        path: PathBuf,
-        /// Why it was rejected, with a line number where there is one.
-        reason: String,
-    },
     /// The model could not be found, fetched or loaded.
     #[error("model {model}: {reason}")]
     ModelLoad {
@@ -60,6 +52,28 @@ pub enum Error {
     /// Running the model failed.
     #[error("embedding failed: {0}")]
     Embed(String),
+    /// A vector does not have the length the index (or model) uses.
+    #[error("{what} has {found} dimensions, the index {expected}")]
+    Dimension {
+        /// Which vector: a query, a record's, a window's.
+        what: String,
+        /// Its length.
+        found: usize,
+        /// The index's dimension.
+        expected: usize,
+    },
+    /// A record reached a commit without its vector.
+    #[error("record {id} has no vector; nothing was written")]
+    MissingVector {
+        /// The record's id.
+        id: String,
+    },
+    /// A search mode that ranks by embeddings was given no query vector.
+    #[error("{mode} search needs the query's embedding")]
+    NeedsEmbedding {
+        /// The mode's name.
+        mode: &'static str,
+    },
     /// There is no index at the given location.
     #[error("{}: no index here; run `papers index PATH...` first", path.display())]
     IndexMissing {
@@ -84,25 +98,28 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// The index was built with another model than the one asked for.
-    #[error("{}: index was built with {index_model}, not {model}; {REBUILD}, or pass --model {index_model}", path.display())]
+    /// The index was built with another model (or other weights) than
+    /// the one asked for; `hint` is a command that resolves it.
+    #[error("{}: index was built with {index_model}, not {model}; {hint}", path.display())]
     IndexModelMismatch {
         /// The index directory.
         path: PathBuf,
         /// The model (and weights digest) recorded in the index.
         index_model: String,
-        /// The model asked for now.
+        /// The model (and weights digest) asked for now.
         model: String,
-    },
-    /// Another process holds the index's write lock.
-    #[error("{}: another `papers index` is writing this index", path.display())]
-    IndexLocked {
-        /// The lock file.
-        path: PathBuf,
+        /// What to run instead.
+        hint: String,
     },
     /// The run was interrupted (Ctrl-C) before anything was written.
     #[error("interrupted")]
     Interrupted,
+    /// `papers index` was stopped by Ctrl-C before it wrote anything.
+    #[error("stopped by Ctrl-C; nothing was written and the index keeps its {kept} records (run the same command again to finish)")]
+    IndexingStopped {
+        /// Records the index still has.
+        kept: usize,
+    },
     /// No record has an id starting with this prefix.
     #[error("unknown id `{id}`")]
     UnknownId {
@@ -136,6 +153,47 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// Whether this is a run stopped by Ctrl-C (exit code 130).
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, Error::Interrupted | Error::IndexingStopped { .. })
+    }
+
+    /// The index at `dir` was built with other weights than `model`'s
+    /// (`weights`); the hint says what to run: `--model` with the index's
+    /// model when the ids differ, else `rebuild(model)`.
+    pub fn model_mismatch(
+        dir: &std::path::Path,
+        manifest: &crate::index::Manifest,
+        model: &str,
+        weights: &str,
+        rebuild: &dyn Fn(&str) -> String,
+    ) -> Self {
+        let short = |d: &str| d[..12.min(d.len())].to_string();
+        let hint = if manifest.model != model {
+            format!(
+                "pass `--model {}` to use the index's model, or run `{}` to re-embed it with {model}",
+                manifest.model,
+                rebuild(model)
+            )
+        } else {
+            format!(
+                "the model's files changed since the index was built; point `--model-dir` at the \
+                 files it was built with, or run `{}` to re-embed it",
+                rebuild(model)
+            )
+        };
+        Error::IndexModelMismatch {
+            path: dir.to_path_buf(),
+            index_model: format!(
+                "{} (weights {})",
+                manifest.model,
+                short(&manifest.weights_sha256)
+            ),
+            model: format!("{model} (weights {})", short(weights)),
+            hint,
         }
     }
 

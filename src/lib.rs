@@ -6,33 +6,36 @@
 //! sentence-transformer vectors with candle, [`index`] persists records,
 //! vectors, an HNSW graph and a BM25 index ([`lexical`]) atomically,
 //! [`search`] ranks and fuses, and [`output`]
-//! prints for people or scripts.
+//! prints for people or scripts. The use cases built from these steps,
+//! which the binary, the benchmarks and this example share, are
+//! [`indexing`] (index paths, remove records) and [`query`] (answer a
+//! search).
 //!
 //! ```no_run
-//! use papers::corpus::Corpus;
-//! use papers::embed::{source, BertEmbedder, Embedder, ModelSpec, device, DeviceChoice};
-//! use papers::index::{Index, ModelStamp, Update};
+//! use papers::embed::ModelChoice;
+//! use papers::indexing::{self, IndexRequest, Quiet};
+//! use papers::query::{self, Query};
 //! use papers::search::SearchOptions;
 //! # fn main() -> papers::Result<()> {
-//! let corpus = Corpus::load(&["seeds".into()])?;
-//! let files = source::resolve(&ModelSpec::default())?;
-//! let model = BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)?;
-//! let mut update = Update::new(None, &corpus);
-//! let (positions, texts): (Vec<usize>, Vec<&str>) = update.pending().into_iter().unzip();
-//! let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
-//! for (position, vector) in positions.into_iter().zip(vectors) {
-//!     update.set_vector(position, vector);
-//! }
-//! let stamp = ModelStamp {
-//!     model: files.model.clone(),
-//!     weights_sha256: files.weights_sha256()?,
-//!     dimension: model.dimension(),
-//!     max_seq_length: model.max_seq_length(),
+//! // Index a folder of dumps: what `papers index seeds` does.
+//! let dir = std::path::Path::new("index");
+//! let request = IndexRequest {
+//!     paths: vec!["seeds".into()],
+//!     ..Default::default()
 //! };
-//! update.commit("index".as_ref(), &stamp)?;
-//! let index = Index::open("index".as_ref())?;
-//! let query = model.embed_one("positional encoding length generalization")?;
-//! for hit in index.search(&query, &SearchOptions::default())? {
+//! let report = indexing::index(dir, &request, &Quiet)?;
+//! println!("{} records", report.records);
+//!
+//! // Search it: what `papers search "..."` does.
+//! let options = SearchOptions::default();
+//! let (index, model) = query::open(dir, &ModelChoice::default(), &options, &|_| {})?;
+//! let question = Query {
+//!     paragraphs: query::paragraphs("positional encoding length generalization")?,
+//!     options,
+//!     explain: false,
+//! };
+//! let model = model.as_ref().map(|m| m as &dyn papers::embed::Embedder);
+//! for hit in query::answer(&index, model, &question)?.hits {
 //!     println!("{:.3} {}", hit.score, index.papers()[hit.row].headline());
 //! }
 //! # Ok(())
@@ -46,10 +49,12 @@ pub mod embed;
 pub mod error;
 pub mod evidence;
 pub mod index;
+pub mod indexing;
 pub mod lexical;
 pub mod output;
 pub mod paper;
 pub mod parse;
+pub mod query;
 pub mod search;
 
 pub use error::{Error, Result};

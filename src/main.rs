@@ -19,7 +19,7 @@ fn main() -> ExitCode {
             ExitCode::from(match cause {
                 Some(papers::Error::EmptyQuery) => 2,
                 // The shell's convention for a run stopped by SIGINT.
-                Some(papers::Error::Interrupted) => 130,
+                Some(e) if e.is_interrupt() => 130,
                 _ => 1,
             })
         }

@@ -220,7 +220,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List => query::list(&ctx),
         Command::Info => query::info(&ctx),
         Command::Dupes(args) => query::dupes(&ctx, args),
-        Command::Remove(args) => query::remove(&ctx, args),
+        Command::Remove(args) => index::remove(&ctx, &args.ids),
         Command::Embed(args) => model::embed(&ctx, args),
         Command::Model(args) => model::describe(&ctx, args),
     }

@@ -1,22 +1,18 @@
-//! The commands that read an index: `search`, `similar`, `show`, `list`, `info`,
-//! and `remove`, which rewrites it without some records.
+//! The commands that read an index: `search`, `similar`, `show`, `list`,
+//! `info` and `dupes`. Each parses its flags, calls the library and prints.
 
-use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use papers::embed::{BertEmbedder, Embedder};
-use papers::evidence;
-use papers::index::{Index, IndexLock, Manifest, ModelStamp, Update};
+use papers::index::Index;
 use papers::output::{Annotations, InfoExtra};
-use papers::paper::sentences;
-use papers::search::{Hit, Mode, SearchOptions};
-use papers::Error;
+use papers::query;
+use papers::search::{Mode, SearchOptions};
 
-use super::{model, Context, ModelArgs, RankArgs};
+use super::{Context, ModelArgs, RankArgs};
 
 /// Arguments of `papers search`.
 #[derive(Debug, Args)]
@@ -108,12 +104,12 @@ pub struct ShowArgs {
 pub struct RemoveArgs {
     /// Ids or unique id prefixes of the papers to drop
     #[arg(required = true, value_name = "ID")]
-    ids: Vec<String>,
+    pub ids: Vec<String>,
 }
 
-/// The query's paragraphs: the words given, or the paragraphs of --file.
-fn query_paragraphs(args: &SearchArgs) -> Result<Vec<String>> {
-    let text = match &args.file {
+/// The query's text: the words given, or the contents of --file.
+fn query_text(args: &SearchArgs) -> Result<String> {
+    Ok(match &args.file {
         None => args.query.join(" "),
         Some(path) if path.as_os_str() == "-" => {
             let mut text = String::new();
@@ -124,21 +120,11 @@ fn query_paragraphs(args: &SearchArgs) -> Result<Vec<String>> {
         }
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("cannot read query file {}", path.display()))?,
-    };
-    let paragraphs: Vec<String> = text
-        .replace("\r\n", "\n")
-        .split("\n\n")
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty())
-        .collect();
-    if paragraphs.is_empty() {
-        return Err(Error::EmptyQuery.into());
-    }
-    Ok(paragraphs)
+    })
 }
 
 pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
-    let paragraphs = query_paragraphs(&args)?;
+    let paragraphs = query::paragraphs(&query_text(&args)?)?;
     let mode = match args.mode {
         ModeArg::Hybrid => Mode::Hybrid,
         ModeArg::Semantic => Mode::Semantic,
@@ -148,135 +134,24 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         mode,
         ..args.rank.options()
     };
-    let (index, embedder) = match mode {
-        Mode::Lexical => (Index::open(&ctx.index_dir)?, None),
-        _ => {
-            let (index, model) = open_with_model(ctx, &args.model, &options)?;
-            (index, Some(model))
-        }
-    };
+    let (index, model) = query::open(&ctx.index_dir, &args.model.choice(), &options, &|m| {
+        ctx.note(m)
+    })?;
     // The process ends after this command: freeing the model (the
     // tokenizer's vocabulary is 60,000 strings) would only delay the exit.
-    let embedder = std::mem::ManuallyDrop::new(embedder);
-    let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
-    let vectors = match &*embedder {
-        Some(model) => Some(model.embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?),
-        None => None,
-    };
-
-    // Each paragraph's top hits; a record keeps its best paragraph.
-    let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
-    for (p, text) in paragraphs.iter().enumerate() {
-        let vector = vectors.as_ref().map(|v| v[p].as_slice());
-        for hit in index.search_text(text, vector, &options)? {
-            let slot = best.entry(hit.row).or_insert((hit, p));
-            if hit.score > slot.0.score {
-                *slot = (hit, p);
-            }
-        }
-    }
-    let mut ranked: Vec<(Hit, usize)> = best.into_values().collect();
-    ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
-    ranked.truncate(options.limit);
-
-    let terms: Vec<HashSet<String>> = paragraphs
-        .iter()
-        .map(|p| evidence::query_terms(p))
-        .collect();
-    let texts: Vec<&str> = ranked
-        .iter()
-        .map(|(hit, _)| index.papers()[hit.row].text.as_str())
-        .collect();
-    let evidence = match (&*embedder, &vectors, args.explain) {
-        (Some(model), Some(vectors), true) => {
-            // One model pass over every sentence of every hit.
-            let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
-            let flat: Vec<&str> = sentences.iter().flatten().copied().collect();
-            let mut sentence_vectors = model
-                .embed(&flat, &mut |_| std::ops::ControlFlow::Continue(()))?
-                .into_iter();
-            sentences
-                .iter()
-                .zip(&ranked)
-                .map(|(s, (_, p))| {
-                    let v: Vec<Vec<f32>> = sentence_vectors.by_ref().take(s.len()).collect();
-                    evidence::by_meaning(s, &v, &vectors[*p]).to_string()
-                })
-                .collect()
-        }
-        _ => {
-            let bm25 = index.lexical()?;
-            texts
-                .iter()
-                .zip(&ranked)
-                .map(|(t, (_, p))| evidence::by_words(t, &terms[*p], bm25).to_string())
-                .collect()
-        }
-    };
-    let notes = Annotations {
-        mode: Some(mode),
-        evidence,
-        query_paragraph: if paragraphs.len() > 1 {
-            ranked.iter().map(|(_, p)| p + 1).collect()
-        } else {
-            Vec::new()
-        },
-        terms: terms.into_iter().flatten().collect(),
+    let model = std::mem::ManuallyDrop::new(model);
+    let request = query::Query {
+        paragraphs,
+        options,
         explain: args.explain,
     };
-    let hits: Vec<Hit> = ranked.into_iter().map(|(hit, _)| hit).collect();
-    ctx.printer().hits(&index, &hits, &notes)?;
+    let answer = query::answer(
+        &index,
+        model.as_ref().map(|m| m as &dyn papers::embed::Embedder),
+        &request,
+    )?;
+    ctx.printer().hits(&index, &answer.hits, &answer.notes)?;
     Ok(())
-}
-
-/// Opens the index (with what a search with `options` reads) and loads the
-/// model it was built with side by side: each takes milliseconds that a
-/// one-query process waits for.
-fn open_with_model(
-    ctx: &Context,
-    args: &ModelArgs,
-    options: &SearchOptions,
-) -> Result<(Index, BertEmbedder)> {
-    let manifest = Manifest::read(&ctx.index_dir)?;
-    let (index, embedder) = std::thread::scope(|scope| {
-        let index = scope.spawn(|| {
-            let index = Index::open(&ctx.index_dir)?;
-            index.prepare(options)?;
-            Ok::<_, papers::Error>(index)
-        });
-        let embedder = load_index_model(ctx, &manifest, args);
-        let index = index
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (index, embedder)
-    });
-    let index = index?;
-    // A writer may have replaced the index between the two reads.
-    let embedder = if index.manifest().weights_sha256 == manifest.weights_sha256 {
-        embedder?
-    } else {
-        load_index_model(ctx, index.manifest(), args)?
-    };
-    Ok((index, embedder))
-}
-
-/// Loads the model an index was built with, refusing one whose weights differ.
-fn load_index_model(ctx: &Context, manifest: &Manifest, args: &ModelArgs) -> Result<BertEmbedder> {
-    let files = model::resolve(ctx, args, Some(&manifest.model))?;
-    let digest = files.weights_sha256()?;
-    if digest != manifest.weights_sha256 {
-        return Err(Error::IndexModelMismatch {
-            path: ctx.index_dir.clone(),
-            index_model: format!(
-                "{} (weights {})",
-                manifest.model,
-                &manifest.weights_sha256[..12.min(manifest.weights_sha256.len())]
-            ),
-            model: format!("{} (weights {})", files.model, &digest[..12]),
-        }
-        .into());
-    }
-    model::load(args, &files)
 }
 
 pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
@@ -320,33 +195,5 @@ pub fn info(ctx: &Context) -> Result<()> {
         size_bytes: index.size_on_disk(),
     };
     ctx.printer().info(&index, &extra)?;
-    Ok(())
-}
-
-pub fn remove(ctx: &Context, args: RemoveArgs) -> Result<()> {
-    let dir = &ctx.index_dir;
-    let _lock = IndexLock::acquire(dir, || {
-        ctx.note(&format!(
-            "waiting for another `papers index` to finish with {}",
-            dir.display()
-        ))
-    })?;
-    let index = Index::open(dir)?;
-    let mut rows = args
-        .ids
-        .iter()
-        .map(|id| index.resolve(id))
-        .collect::<papers::Result<Vec<_>>>()?;
-    rows.sort_unstable();
-    rows.dedup();
-    let stamp = ModelStamp::of(index.manifest());
-    let report = Update::remove(&index, &rows).commit(dir, &stamp)?;
-    ctx.note(&format!(
-        "removed {} records; {} left",
-        report.removed, report.records
-    ));
-    if ctx.json {
-        ctx.printer().report(&report, dir)?;
-    }
     Ok(())
 }

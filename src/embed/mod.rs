@@ -51,3 +51,86 @@ pub trait Embedder {
         Ok(vectors.remove(0))
     }
 }
+
+/// What a command asked for: a model id (else the index's, else the
+/// default), a local folder, and a device.
+#[derive(Clone, Debug, Default)]
+pub struct ModelChoice {
+    /// `--model`: a hub id; `None` takes the index's model or [`DEFAULT_MODEL`].
+    pub model: Option<String>,
+    /// `--model-dir`: load from this folder instead.
+    pub model_dir: Option<std::path::PathBuf>,
+    /// `--device`.
+    pub device: DeviceChoice,
+}
+
+/// A model ready to embed, with the files it came from and what it stamps
+/// on an index.
+pub struct LoadedModel {
+    /// The files it was loaded from.
+    pub files: ModelFiles,
+    /// SHA-256 of its weights.
+    pub weights_sha256: String,
+    /// The model.
+    pub embedder: BertEmbedder,
+}
+
+impl ModelChoice {
+    /// The model to resolve: the one asked for, else `index_model`, else
+    /// the default.
+    pub fn spec(&self, index_model: Option<&str>) -> ModelSpec {
+        ModelSpec {
+            model: self
+                .model
+                .clone()
+                .or_else(|| index_model.map(str::to_string))
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            model_dir: self.model_dir.clone(),
+        }
+    }
+
+    /// Resolves the model's files (telling `note` where they came from),
+    /// checks them against the index's manifest when there is one, and
+    /// loads the model. `rebuild` is the command that re-embeds the index,
+    /// for the hint of a mismatch.
+    pub fn load(
+        &self,
+        index: Option<(&std::path::Path, &crate::index::Manifest)>,
+        rebuild: &dyn Fn(&str) -> String,
+        note: &dyn Fn(&str),
+    ) -> Result<LoadedModel> {
+        let manifest = index.map(|(_, m)| m);
+        let files = source::resolve(&self.spec(manifest.map(|m| m.model.as_str())))?;
+        note(&files.describe());
+        let weights_sha256 = files.weights_sha256()?;
+        if let Some((dir, manifest)) = index {
+            if manifest.weights_sha256 != weights_sha256 {
+                return Err(crate::Error::model_mismatch(
+                    dir,
+                    manifest,
+                    &files.model,
+                    &weights_sha256,
+                    rebuild,
+                ));
+            }
+        }
+        let embedder = BertEmbedder::load(&files, &device::select(self.device)?)?;
+        Ok(LoadedModel {
+            files,
+            weights_sha256,
+            embedder,
+        })
+    }
+}
+
+impl LoadedModel {
+    /// What this model stamps on an index it writes.
+    pub fn stamp(&self) -> crate::index::ModelStamp {
+        crate::index::ModelStamp {
+            model: self.files.model.clone(),
+            weights_sha256: self.weights_sha256.clone(),
+            dimension: self.embedder.dimension(),
+            max_seq_length: self.embedder.max_seq_length(),
+        }
+    }
+}

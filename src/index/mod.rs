@@ -343,12 +343,7 @@ impl Index {
                 filter_dates(self, &mut hits, options);
                 hits
             }
-            (_, None) => {
-                return Err(Error::Embed(format!(
-                    "{} search needs the query's embedding",
-                    options.mode.name()
-                )))
-            }
+            (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
         };
         let mut lexical = match options.mode {
             Mode::Semantic => Vec::new(),
@@ -471,11 +466,11 @@ impl Index {
         strategy: Strategy,
     ) -> Result<Vec<Hit>> {
         if query.len() != self.manifest.dimension {
-            return Err(Error::Embed(format!(
-                "query vector has {} dimensions, the index {}",
-                query.len(),
-                self.manifest.dimension
-            )));
+            return Err(Error::Dimension {
+                what: "the query vector".into(),
+                found: query.len(),
+                expected: self.manifest.dimension,
+            });
         }
         Ok(match self.resolve_strategy(strategy) {
             Strategy::Graph if !self.papers.is_empty() => {

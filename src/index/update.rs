@@ -235,20 +235,16 @@ impl Update {
             .zip(self.vectors.drain(..))
             .zip(self.windows.drain(..))
         {
-            let vector =
-                vector.ok_or_else(|| Error::Embed(format!("no vector for {}", paper.id)))?;
-            if vector.len() != stamp.dimension {
-                return Err(Error::Embed(format!(
-                    "vector of {} dimensions, expected {}",
-                    vector.len(),
-                    stamp.dimension
-                )));
-            }
-            if windows.iter().any(|w| w.len() != stamp.dimension) {
-                return Err(Error::Embed(format!(
-                    "window vector of the wrong size for {}",
-                    paper.id
-                )));
+            let vector = vector.ok_or_else(|| Error::MissingVector { id: paper.id.hex() })?;
+            let wrong = std::iter::once(&vector)
+                .chain(&windows)
+                .find(|v| v.len() != stamp.dimension);
+            if let Some(wrong) = wrong {
+                return Err(Error::Dimension {
+                    what: format!("a vector of record {}", paper.id),
+                    found: wrong.len(),
+                    expected: stamp.dimension,
+                });
             }
             rows.push((paper, vector, windows));
         }

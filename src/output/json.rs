@@ -45,6 +45,8 @@
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
 //! `removed`, `records`.
 //! `embed` writes JSON Lines `{text, embedding}`.
+//! `model --json` writes one object: `model` (the id), `dir` (the model
+//! folder), `weights` (the safetensors file) and `weights_sha256`.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -52,7 +54,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Annotations, InfoExtra};
+use super::{Annotations, InfoExtra, ModelInfo};
 use crate::index::{Dupe, Index, UpdateReport, GRAPH_THRESHOLD};
 use crate::paper::{Meta, Paper, Source};
 use crate::search::{Hit, Mode, Ranked};
@@ -306,4 +308,25 @@ pub(super) fn embeddings<W: Write>(
         line(out, &WireEmbedding { text, embedding })?;
     }
     Ok(())
+}
+
+pub(super) fn model<W: Write>(out: &mut W, info: &ModelInfo) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Wire<'a> {
+        model: &'a str,
+        dir: &'a Path,
+        weights: &'a Path,
+        weights_sha256: &'a str,
+    }
+    let wire = Wire {
+        model: &info.files.model,
+        dir: &info.files.dir,
+        weights: &info.files.weights,
+        weights_sha256: &info.weights_sha256,
+    };
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string(&wire).map_err(io::Error::other)?
+    )
 }

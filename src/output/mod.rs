@@ -36,6 +36,15 @@ pub struct InfoExtra {
     pub size_bytes: u64,
 }
 
+/// A resolved model, for `papers model`.
+#[derive(Clone, Debug)]
+pub struct ModelInfo {
+    /// Its files.
+    pub files: crate::embed::ModelFiles,
+    /// SHA-256 of the weights.
+    pub weights_sha256: String,
+}
+
 /// What a list of hits is printed with, besides the hits themselves.
 #[derive(Clone, Debug, Default)]
 pub struct Annotations {
@@ -116,6 +125,16 @@ impl<W: Write> Printer<W> {
                 human::dupes(&mut self.out, index, pairs, color, width)
             }
             Format::Json => json::dupes(&mut self.out, index, pairs),
+        }?;
+        self.out.flush()
+    }
+
+    /// Where a model's files are: the folder on a terminal, the JSON
+    /// object otherwise.
+    pub fn model(&mut self, info: &ModelInfo) -> io::Result<()> {
+        match self.format {
+            Format::Human { .. } => writeln!(self.out, "{}", info.files.dir.display()),
+            Format::Json => json::model(&mut self.out, info),
         }?;
         self.out.flush()
     }

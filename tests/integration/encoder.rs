@@ -90,11 +90,11 @@ fn mapped_encoder_matches_batched_encoder() {
     tokenizer.with_truncation(None).unwrap().with_padding(None);
     let ids = |text: &str| tokenizer.encode(text, true).unwrap().get_ids().to_vec();
     let short = ids("positional encoding length generalization");
-    let mut long = crate::util::seed_texts()
+    let mut long = crate::util::local_texts()
         .iter()
         .map(|t| ids(t))
         .find(|ids| ids.len() > 256)
-        .expect("a seed abstract longer than 256 word pieces");
+        .expect("a fixture text longer than 256 word pieces");
     long.truncate(256);
     let sequences: Vec<&[u32]> = vec![&short, &long];
     let got = mapped.forward_all(&sequences).unwrap();
@@ -127,7 +127,7 @@ fn mapped_encoder_matches_batched_encoder() {
 
 /// tokenizer.json read as a WordPiece tokenizer is the tokenizer that
 /// tokenizers' general loader builds: the same configuration, the same
-/// ids for every seed abstract.
+/// ids for every sample abstract and fixture query.
 #[test]
 fn fast_tokenizer_load_builds_the_same_tokenizer() {
     let path = model_dir().join("tokenizer.json");
@@ -137,7 +137,7 @@ fn fast_tokenizer_load_builds_the_same_tokenizer() {
         fast.to_string(false).unwrap(),
         general.to_string(false).unwrap()
     );
-    for text in crate::util::seed_texts().iter().take(100) {
+    for text in &crate::util::local_texts() {
         let a = general.encode(text.as_str(), true).unwrap();
         let b = fast.encode(text.as_str(), true).unwrap();
         assert_eq!(a.get_ids(), b.get_ids());

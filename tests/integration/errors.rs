@@ -204,10 +204,22 @@ fn an_index_of_another_format_version_is_refused() {
     papers_in(copy.path(), &["index", &data("")]).fails(1, &["format version 99", "--rebuild"]);
 }
 
+/// The command between the backticks after `run ` in an error line.
+fn hinted_command(stderr: &str) -> Vec<String> {
+    let start = stderr.find("run `").expect("a command to run") + 5;
+    let end = start + stderr[start..].find('`').unwrap();
+    let words: Vec<String> = stderr[start..end]
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(words[0], "papers");
+    words[1..].to_vec()
+}
+
 #[test]
-fn an_index_of_another_model_is_refused() {
+fn an_index_of_another_model_is_refused_with_hints_that_work() {
     let copy = small_index_copy();
-    papers_in(
+    let run = papers_in(
         copy.path(),
         &["index", "--model", "someone/other-model", &data("")],
     )
@@ -215,13 +227,52 @@ fn an_index_of_another_model_is_refused() {
         1,
         &[
             "built with sentence-transformers/all-MiniLM-L6-v2",
+            "pass `--model sentence-transformers/all-MiniLM-L6-v2`",
+            "--rebuild --model someone/other-model",
+        ],
+    );
+    assert!(
+        run.stderr.contains(&data("")),
+        "the paths given: {}",
+        run.stderr
+    );
+    // The first hint works: the index's model adds the other dumps.
+    papers_in(
+        copy.path(),
+        &[
+            "index",
+            "--model",
+            "sentence-transformers/all-MiniLM-L6-v2",
+            &data(""),
+        ],
+    )
+    .ok();
+
+    edit_manifest(copy.path(), |m| m["weights_sha256"] = "0".repeat(64).into());
+    let run = papers_in(copy.path(), &["search", "robots"]).fails(
+        1,
+        &[
+            "built with",
+            "000000000000",
+            "model's files changed",
             "--rebuild",
         ],
     );
-    edit_manifest(copy.path(), |m| m["weights_sha256"] = "0".repeat(64).into());
-    papers_in(copy.path(), &["search", "robots"])
-        .fails(1, &["built with", "000000000000", "--rebuild"]);
-    papers_in(copy.path(), &["index", &data("")]).fails(1, &["built with", "--rebuild"]);
+    let fresh = tempfile::tempdir().unwrap();
+    let dump = fresh.path().join("new.txt");
+    std::fs::write(
+        &dump,
+        "Daily Papers\n\nAn abstract the index has not seen.\n",
+    )
+    .unwrap();
+    papers_in(copy.path(), &["index", dump.to_str().unwrap()])
+        .fails(1, &["built with", "--rebuild"]);
+    // The rebuild the search's hint names (the folder the records came
+    // from) makes the index searchable again.
+    let args = hinted_command(&run.stderr);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    crate::util::run(crate::util::papers(), &args).ok();
+    papers_in(copy.path(), &["search", "robots"]).ok();
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn info(dir: &Path) -> Info {
 
 #[test]
 fn seeds_index_to_578_unique_records_from_4_files() {
+    crate::needs!(Seeds);
     let seed = seed_index();
     let report: Report = seed.first_run.json();
     assert_eq!(
@@ -66,6 +67,7 @@ fn seeds_index_to_578_unique_records_from_4_files() {
 
 #[test]
 fn reindexing_the_seeds_embeds_nothing_and_writes_nothing() {
+    crate::needs!(Seeds);
     let copy = seed_index_copy();
     let manifest = std::fs::read(copy.path().join("manifest.json")).unwrap();
     let seeds = seeds();
@@ -165,6 +167,29 @@ fn files_that_are_not_dumps_are_skipped_with_a_warning() {
     assert!(warnings[1].contains("c-binary.bin") && warnings[1].contains("binary"));
     assert!(warnings[2].contains("d-latin1.txt") && warnings[2].contains("UTF-8"));
     assert!(warnings[3].contains("e-empty.txt") && warnings[3].contains("empty"));
+}
+
+/// A symlink back to a folder being walked is reported, not followed
+/// (following it recursed until the stack overflowed).
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir_all(inputs.join("deeper")).unwrap();
+    std::fs::copy(data("daily-2024-05-01.txt"), inputs.join("deeper/a.txt")).unwrap();
+    std::os::unix::fs::symlink(&inputs, inputs.join("deeper/back-up")).unwrap();
+    let index = dir.path().join("index");
+    let run = papers_in(&index, &["index", "--json", inputs.to_str().unwrap()]).ok();
+    let report: Report = run.json();
+    assert_eq!((report.files, report.skipped, report.records), (1, 1, 10));
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].contains("back-up") && warnings[0].contains("directory loop"));
 }
 
 #[test]

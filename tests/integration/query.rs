@@ -4,6 +4,7 @@ use crate::util::{seed, seed_index, Hit};
 
 #[test]
 fn search_ranks_length_generalization_papers_first() {
+    crate::needs!(Seeds);
     let hits: Vec<Hit> = seed(&[
         "search",
         "--json",
@@ -56,6 +57,7 @@ fn search_ranks_length_generalization_papers_first() {
 
 #[test]
 fn search_honours_limit_and_min_score() {
+    crate::needs!(Seeds);
     let semantic = |extra: &[&str]| -> Vec<Hit> {
         let mut args = vec!["search", "--json", "--mode", "semantic"];
         args.extend_from_slice(extra);
@@ -95,6 +97,7 @@ fn search_honours_limit_and_min_score() {
 
 #[test]
 fn similar_returns_ten_other_papers_without_the_model() {
+    crate::needs!(Seeds);
     let top: Vec<Hit> = seed(&[
         "search",
         "--json",
@@ -119,6 +122,7 @@ fn similar_returns_ten_other_papers_without_the_model() {
 
 #[test]
 fn graph_search_agrees_with_the_exact_scan_on_the_seeds() {
+    crate::needs!(Seeds);
     let index = papers::index::Index::open(&seed_index().dir).unwrap();
     let exact = papers::search::SearchOptions {
         strategy: papers::search::Strategy::Exact,
@@ -153,6 +157,7 @@ fn graph_search_agrees_with_the_exact_scan_on_the_seeds() {
 
 #[test]
 fn show_accepts_unique_prefixes_and_rejects_ambiguous_ones() {
+    crate::needs!(Seeds);
     let top: Vec<Hit> = seed(&["search", "--json", "-k", "1", "graph neural networks"])
         .ok()
         .json_lines();

@@ -11,6 +11,7 @@ fn top(query: &str) -> String {
 /// with an empty model cache and the hub switched off.
 #[test]
 fn lexical_mode_matches_exact_terms_without_a_model() {
+    crate::needs!(Seeds);
     let empty = tempfile::tempdir().unwrap();
     let mut cmd = papers();
     cmd.env("PAPERS_INDEX", &seed_index().dir)
@@ -36,6 +37,7 @@ fn lexical_mode_matches_exact_terms_without_a_model() {
 /// lexical one when a query word matched.
 #[test]
 fn hybrid_hits_carry_both_rankings_and_evidence() {
+    crate::needs!(Seeds);
     let hits: Vec<Hit> = seed(&["search", "-k", "5", "ColBERT multi-vector retrieval"])
         .ok()
         .json_lines();
@@ -48,6 +50,7 @@ fn hybrid_hits_carry_both_rankings_and_evidence() {
 /// `--explain` on a table shows the evidence sentence and the ranks.
 #[test]
 fn explain_prints_evidence_and_ranks() {
+    crate::needs!(Seeds);
     let out = seed(&[
         "search",
         "--table",
@@ -66,6 +69,7 @@ fn explain_prints_evidence_and_ranks() {
 /// paragraph it matched best.
 #[test]
 fn a_file_query_reports_the_paragraph_each_hit_matched() {
+    crate::needs!(Seeds);
     let dir = tempfile::tempdir().unwrap();
     let draft = dir.path().join("draft.txt");
     std::fs::write(
@@ -95,6 +99,7 @@ fn a_file_query_reports_the_paragraph_each_hit_matched() {
 /// steering away from C changes the answer.
 #[test]
 fn similar_to_a_set_away_from_another() {
+    crate::needs!(Seeds);
     let a = top("BEIR zero-shot retrieval benchmark");
     let b = top("Mr. TyDi multilingual retrieval benchmark");
     let c = top("learned sparse representations for retrieval");
@@ -111,6 +116,7 @@ fn similar_to_a_set_away_from_another() {
 /// `dupes` finds the revised versions in the seeds, most similar first.
 #[test]
 fn dupes_lists_near_duplicate_pairs() {
+    crate::needs!(Seeds);
     #[derive(serde::Deserialize)]
     struct Pair {
         score: f32,
@@ -141,6 +147,7 @@ fn dupes_lists_near_duplicate_pairs() {
 /// vectors, and `info` says how many records needed them.
 #[test]
 fn the_tail_of_a_long_abstract_is_searchable() {
+    crate::needs!(Seeds);
     let info: serde_json::Value =
         serde_json::from_str(&seed(&["info", "--json"]).ok().stdout).unwrap();
     let long = info["long_records"].as_u64().unwrap();

@@ -8,24 +8,83 @@ use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 
-/// The seed dumps shared beside the repository.
+/// What beside the repository a test may need: `../shared/seeds` (or
+/// `PAPERS_SEEDS`) and `../shared/fixtures` (or `PAPERS_FIXTURES`).
+#[derive(Clone, Copy, Debug)]
+pub enum Shared {
+    Seeds,
+    Fixtures,
+}
+
+impl Shared {
+    fn variable(self) -> &'static str {
+        match self {
+            Shared::Seeds => "PAPERS_SEEDS",
+            Shared::Fixtures => "PAPERS_FIXTURES",
+        }
+    }
+
+    fn path(self) -> PathBuf {
+        let name = match self {
+            Shared::Seeds => "seeds",
+            Shared::Fixtures => "fixtures",
+        };
+        std::env::var_os(self.variable()).map_or_else(
+            || {
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../shared")
+                    .join(name)
+            },
+            PathBuf::from,
+        )
+    }
+}
+
+/// Whether `what` is there. When it is not, the test should return: this
+/// prints one line saying what was skipped and how to run it, straight to
+/// the terminal (past the test harness's capture), unless
+/// `PAPERS_REQUIRE_SHARED` is set (as `.ci/run` does), which makes the
+/// absence a failure.
+pub fn have(what: Shared) -> bool {
+    let path = what.path();
+    if path.is_dir() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("PAPERS_REQUIRE_SHARED").is_none(),
+        "{} not found and PAPERS_REQUIRE_SHARED is set",
+        path.display()
+    );
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped {test}: needs {} (not found; set {} or put shared/ beside the repository)",
+        path.display(),
+        what.variable()
+    );
+    false
+}
+
+/// Returns from the test (after saying so) unless `$what` is there.
+#[macro_export]
+macro_rules! needs {
+    ($what:ident) => {
+        if !$crate::util::have($crate::util::Shared::$what) {
+            return;
+        }
+    };
+}
+
+/// The seed dumps (check [`have`] first).
 pub fn seeds() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds")
+    Shared::Seeds.path()
 }
 
-/// The fixtures shared beside the repository.
-/// The unique seed abstracts, in index order.
-pub fn seed_texts() -> Vec<String> {
-    papers::corpus::Corpus::load(&[seeds()])
-        .unwrap()
-        .papers
-        .into_iter()
-        .map(|p| p.text)
-        .collect()
-}
-
+/// sentence-transformers' vectors of 40 seeds and 8 queries (check [`have`] first).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    Shared::Fixtures.path()
 }
 
 /// The sample dumps shipped in `data/`.
@@ -290,4 +349,53 @@ pub fn small_index_copy() -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
     copy_dir(small_index(), copy.path());
     copy
+}
+
+/// An index of every sample dump in `data/`, built once.
+pub fn sample_index() -> &'static Path {
+    static INDEX: OnceLock<PathBuf> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        ensure_model();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sample-index");
+        let _ = std::fs::remove_dir_all(&dir);
+        papers_in(&dir, &["index", sample_data().to_str().unwrap()]).ok();
+        dir
+    })
+}
+
+/// The unique abstracts of `data/`, in index order.
+pub fn sample_texts() -> Vec<String> {
+    papers::corpus::Corpus::load(&[sample_data()])
+        .unwrap()
+        .papers
+        .into_iter()
+        .map(|p| p.text)
+        .collect()
+}
+
+/// The texts of the repository's own parity fixtures
+/// (`tests/fixtures/reference.jsonl`, made by `make_reference.py`): every
+/// sample abstract of `data/`, then the queries of `queries.txt`.
+pub fn local_texts() -> Vec<String> {
+    local_reference()
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect()
+}
+
+/// `(text, sentence-transformers' embedding)` of every local fixture.
+pub fn local_reference() -> Vec<(String, Vec<f32>)> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        text: String,
+        embedding: Vec<f32>,
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference.jsonl");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str::<Line>(l).unwrap())
+        .map(|l| (l.text, l.embedding))
+        .collect()
 }

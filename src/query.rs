@@ -1,0 +1,187 @@
+//! The reading use case, as `papers search` runs it: open the index and
+//! the model it was built with (side by side), embed the query's
+//! paragraphs, rank each in the asked mode (fusion and window vectors
+//! included, see [`Index::search_text`]), keep every record's best
+//! paragraph, and pick the evidence sentence of each hit.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use crate::embed::{BertEmbedder, Embedder, ModelChoice};
+use crate::error::{Error, Result};
+use crate::evidence;
+use crate::index::{Index, Manifest};
+use crate::indexing::{rebuild_command, source_dirs};
+use crate::output::Annotations;
+use crate::paper::sentences;
+use crate::search::{Hit, Mode, SearchOptions};
+
+/// A search: one or more query paragraphs and how to rank.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// The query text, one entry per paragraph (see [`paragraphs`]).
+    pub paragraphs: Vec<String>,
+    /// Mode, limit, floor, dates, strategy.
+    pub options: SearchOptions,
+    /// Choose each hit's evidence by meaning (embeds the hits' sentences)
+    /// instead of by query-term weight.
+    pub explain: bool,
+}
+
+/// The answer to a [`Query`]: hits best first and what to print with them.
+pub struct Answer {
+    /// The hits, at most `options.limit`.
+    pub hits: Vec<Hit>,
+    /// Evidence, matched paragraph and query terms per hit.
+    pub notes: Annotations,
+}
+
+/// Splits a query text into paragraphs (blank-line separated), white space
+/// collapsed; an empty query is [`Error::EmptyQuery`].
+pub fn paragraphs(text: &str) -> Result<Vec<String>> {
+    let paragraphs: Vec<String> = text
+        .replace("\r\n", "\n")
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    if paragraphs.is_empty() {
+        return Err(Error::EmptyQuery);
+    }
+    Ok(paragraphs)
+}
+
+/// Opens the index in `dir` for a search with `options`, and, unless the
+/// mode is lexical, loads the model it was built with. The two run side by
+/// side: each takes milliseconds that a one-query process waits for.
+/// `note` hears which model was loaded.
+pub fn open(
+    dir: &Path,
+    choice: &ModelChoice,
+    options: &SearchOptions,
+    note: &(dyn Fn(&str) + Sync),
+) -> Result<(Index, Option<BertEmbedder>)> {
+    if options.mode == Mode::Lexical {
+        let index = Index::open(dir)?;
+        return Ok((index, None));
+    }
+    let manifest = Manifest::read(dir)?;
+    let (index, model) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| {
+            let index = Index::open(dir)?;
+            index.prepare(options)?;
+            Ok::<_, Error>(index)
+        });
+        let model = load_for(dir, &manifest, choice, None, note);
+        let index = index
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (index, model)
+    });
+    let index = index?;
+    // A writer may have replaced the index between the two reads; the
+    // hint needs the index's sources, so a mismatch is reported after it
+    // is open.
+    let same = index.manifest().weights_sha256 == manifest.weights_sha256;
+    let model = match model {
+        Ok(model) if same => model,
+        Err(e) if same && !matches!(e, Error::IndexModelMismatch { .. }) => return Err(e),
+        _ => load_for(dir, index.manifest(), choice, Some(&index), &|_| {})?,
+    };
+    Ok((index, Some(model)))
+}
+
+/// Loads the model of the index whose manifest is `manifest`, refusing
+/// other weights.
+fn load_for(
+    dir: &Path,
+    manifest: &Manifest,
+    choice: &ModelChoice,
+    index: Option<&Index>,
+    note: &dyn Fn(&str),
+) -> Result<BertEmbedder> {
+    let sources = index.map(source_dirs).unwrap_or_default();
+    let rebuild = |model: &str| rebuild_command(dir, model, &sources);
+    Ok(choice.load(Some((dir, manifest)), &rebuild, note)?.embedder)
+}
+
+/// Answers `query` on `index`; `model` must be given unless the mode is
+/// lexical (with `--explain`, it also embeds the hits' sentences).
+pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Result<Answer> {
+    let options = &query.options;
+    let paragraphs = &query.paragraphs;
+    let vectors = match (options.mode, model) {
+        (Mode::Lexical, _) => None,
+        (_, Some(model)) => {
+            let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+            Some(model.embed(&refs, &mut |_| ControlFlow::Continue(()))?)
+        }
+        (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
+    };
+
+    // Each paragraph's top hits; a record keeps its best paragraph.
+    let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
+    for (p, text) in paragraphs.iter().enumerate() {
+        let vector = vectors.as_ref().map(|v| v[p].as_slice());
+        for hit in index.search_text(text, vector, options)? {
+            let slot = best.entry(hit.row).or_insert((hit, p));
+            if hit.score > slot.0.score {
+                *slot = (hit, p);
+            }
+        }
+    }
+    let mut ranked: Vec<(Hit, usize)> = best.into_values().collect();
+    ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
+    ranked.truncate(options.limit);
+
+    let terms: Vec<HashSet<String>> = paragraphs
+        .iter()
+        .map(|p| evidence::query_terms(p))
+        .collect();
+    let texts: Vec<&str> = ranked
+        .iter()
+        .map(|(hit, _)| index.papers()[hit.row].text.as_str())
+        .collect();
+    let evidence = match (model, &vectors, query.explain) {
+        (Some(model), Some(vectors), true) => {
+            // One model pass over every sentence of every hit.
+            let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
+            let flat: Vec<&str> = sentences.iter().flatten().copied().collect();
+            let mut sentence_vectors = model
+                .embed(&flat, &mut |_| ControlFlow::Continue(()))?
+                .into_iter();
+            sentences
+                .iter()
+                .zip(&ranked)
+                .map(|(s, (_, p))| {
+                    let v: Vec<Vec<f32>> = sentence_vectors.by_ref().take(s.len()).collect();
+                    evidence::by_meaning(s, &v, &vectors[*p]).to_string()
+                })
+                .collect()
+        }
+        _ => {
+            let bm25 = index.lexical()?;
+            texts
+                .iter()
+                .zip(&ranked)
+                .map(|(t, (_, p))| evidence::by_words(t, &terms[*p], bm25).to_string())
+                .collect()
+        }
+    };
+    let notes = Annotations {
+        mode: Some(options.mode),
+        evidence,
+        query_paragraph: if paragraphs.len() > 1 {
+            ranked.iter().map(|(_, p)| p + 1).collect()
+        } else {
+            Vec::new()
+        },
+        terms: terms.into_iter().flatten().collect(),
+        explain: query.explain,
+    };
+    Ok(Answer {
+        hits: ranked.into_iter().map(|(hit, _)| hit).collect(),
+        notes,
+    })
+}
