@@ -54,6 +54,7 @@ fn main() -> papers::Result<()> {
                 paths: vec![seeds],
                 rebuild: true,
                 model: choice.clone(),
+                ..Default::default()
             };
             indexing::index(&dir, &request, &Quiet)?;
             dir

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::paper::{Paper, PaperId, Source};
 use crate::parse::parse_dump;
+use crate::records::{parse_jsonl, Fields};
 
 /// A file that was looked at and not indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,8 +28,14 @@ pub struct Corpus {
     pub files: Vec<PathBuf>,
     /// Files that were not dumps.
     pub skipped: Vec<Skipped>,
+    /// Lines of JSON Lines inputs (and the tails of truncated gzip
+    /// files) that were not read, each with its file and line.
+    pub bad_lines: Vec<Skipped>,
     /// Paragraphs read, duplicates included.
     pub paragraphs: usize,
+    /// Records that replaced an earlier version of the same arXiv paper
+    /// within these inputs.
+    pub replaced: usize,
 }
 
 impl Corpus {
@@ -37,15 +44,29 @@ impl Corpus {
     /// recorded in [`Corpus::skipped`]; a path that does not exist is an
     /// error, and so is finding no dump at all.
     pub fn load(paths: &[PathBuf]) -> Result<Corpus> {
+        Corpus::load_with(paths, &Fields::default())
+    }
+
+    /// [`Corpus::load`] with JSON Lines fields mapped by `fields`. Of two
+    /// records with one arXiv id and different abstracts (two versions),
+    /// the one read later is kept.
+    pub fn load_with(paths: &[PathBuf], fields: &Fields) -> Result<Corpus> {
         let mut files = Vec::new();
         let mut corpus = Corpus::default();
         for path in paths {
             collect_files(path, &mut Vec::new(), &mut files, &mut corpus.skipped)?;
         }
         let mut by_id: HashMap<PaperId, usize> = HashMap::new();
+        let mut by_arxiv: HashMap<String, PaperId> = HashMap::new();
         for file in files {
-            match read_dump(&file) {
-                Ok(paragraphs) => {
+            match read_input(&file, fields) {
+                Ok((paragraphs, bad)) => {
+                    for line in bad {
+                        corpus.bad_lines.push(Skipped {
+                            path: file.clone(),
+                            reason: line,
+                        });
+                    }
                     let name = file.file_name().map_or_else(
                         || file.display().to_string(),
                         |n| n.to_string_lossy().into(),
@@ -59,6 +80,25 @@ impl Corpus {
                         };
                         let mut paper = Paper::new(paragraph.text, source);
                         paper.meta = paragraph.meta;
+                        let arxiv = paper.arxiv_id().map(str::to_string);
+                        if let Some(arxiv) = arxiv {
+                            match by_arxiv.insert(arxiv, paper.id) {
+                                Some(old) if old != paper.id => {
+                                    // A newer version: the old record goes,
+                                    // its places stay with the new one.
+                                    let i = by_id.remove(&old).expect("indexed");
+                                    let previous = corpus.papers.remove(i);
+                                    for slot in by_id.values_mut() {
+                                        if *slot > i {
+                                            *slot -= 1;
+                                        }
+                                    }
+                                    paper.add_sources(previous.sources);
+                                    corpus.replaced += 1;
+                                }
+                                _ => {}
+                            }
+                        }
                         match by_id.get(&paper.id) {
                             Some(&i) => {
                                 corpus.papers[i].merge(paper);
@@ -137,23 +177,84 @@ fn collect_files(
     Ok(())
 }
 
-/// Reads one file as a dump, or says in a few words why it is not one.
-fn read_dump(path: &Path) -> std::result::Result<Vec<crate::parse::Paragraph>, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+/// What one input file holds: its records, and the lines that were not
+/// read ("line N: why").
+type Read = (Vec<crate::parse::Paragraph>, Vec<String>);
+
+/// Reads one input: a Daily Papers dump, a Hugging Face JSON list or JSON
+/// Lines (`.jsonl`, `.ndjson`, or any file whose first character is `{`),
+/// each possibly gzip-compressed (`.gz`). Says in a few words why a file
+/// is not an input.
+fn read_input(path: &Path, fields: &Fields) -> std::result::Result<Read, String> {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().to_lowercase());
+    let mut bad = Vec::new();
+    let bytes = if name.ends_with(".gz") {
+        let file = std::fs::read(path).map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        let mut decoder = flate2::read::MultiGzDecoder::new(file.as_slice());
+        if let Err(e) = std::io::Read::read_to_end(&mut decoder, &mut bytes) {
+            if bytes.is_empty() {
+                return Err(format!("not a readable gzip file ({e})"));
+            }
+            // Keep the complete lines; the rest of the file is lost.
+            let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            bytes.truncate(complete);
+            let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+            bad.push(format!(
+                "line {}: truncated gzip ({e}); the {lines} complete lines before it are read",
+                lines + 1
+            ));
+        }
+        bytes
+    } else {
+        std::fs::read(path).map_err(|e| e.to_string())?
+    };
+    let inner = name.strip_suffix(".gz").unwrap_or(&name);
+    let (paragraphs, mut more) = parse_bytes(&bytes, inner, fields)?;
+    more.append(&mut bad);
+    Ok((paragraphs, more))
+}
+
+/// Parses an input's (decompressed) bytes; `name` is its lower-cased
+/// file name without `.gz`.
+fn parse_bytes(bytes: &[u8], name: &str, fields: &Fields) -> std::result::Result<Read, String> {
     if bytes.contains(&0) {
         return Err("binary file, not a Daily Papers dump".into());
     }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",
             e.valid_up_to()
         )
     })?;
     let body = text.trim_start_matches('\u{feff}').trim_start();
-    if body.starts_with('[') {
-        return crate::parse::parse_hf_json(text).map_err(|e| e.to_string());
+    if name.ends_with(".jsonl") || name.ends_with(".ndjson") || body.starts_with('{') {
+        let (records, bad) = parse_jsonl(text, fields);
+        if records.is_empty() {
+            return Err(match bad.first() {
+                Some(first) => format!(
+                    "no line is a record (line {}: {}); see --field",
+                    first.line, first.reason
+                ),
+                None => "empty file".into(),
+            });
+        }
+        let bad = bad
+            .into_iter()
+            .map(|b| format!("line {}: {}", b.line, b.reason))
+            .collect();
+        return Ok((records, bad));
     }
-    parse_dump(text).map_err(|e| e.to_string())
+    if body.starts_with('[') {
+        return crate::parse::parse_hf_json(text)
+            .map(|p| (p, Vec::new()))
+            .map_err(|e| e.to_string());
+    }
+    parse_dump(text)
+        .map(|p| (p, Vec::new()))
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

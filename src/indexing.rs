@@ -11,6 +11,7 @@ use crate::corpus::{Corpus, Skipped};
 use crate::embed::{Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::index::{Index, IndexLock, ModelStamp, Update, UpdateReport};
+use crate::records::Fields;
 
 /// What the caller hears about while an index is written. Every method
 /// has a default that does nothing, so [`Quiet`] is an empty impl.
@@ -23,6 +24,12 @@ pub trait Observer: Sync {
     /// An input file that is not a dump and was skipped.
     fn skipped(&self, skipped: &Skipped) {
         let _ = skipped;
+    }
+
+    /// A line of a JSON Lines input that was not read (`reason` starts
+    /// with `line N:`).
+    fn bad_line(&self, bad: &Skipped) {
+        let _ = bad;
     }
 
     /// Embedding starts: `passages` texts in all (abstracts and windows).
@@ -52,15 +59,20 @@ pub struct IndexRequest {
     pub rebuild: bool,
     /// Which model embeds the new records.
     pub model: ModelChoice,
+    /// Where the parts of JSON Lines records are.
+    pub fields: Fields,
 }
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
 /// content hash is new are embedded, and a run with nothing new loads no
 /// model and writes nothing. Holds the writer lock throughout.
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
-    let corpus = Corpus::load(&request.paths)?;
+    let corpus = Corpus::load_with(&request.paths, &request.fields)?;
     for skipped in &corpus.skipped {
         observer.skipped(skipped);
+    }
+    for bad in &corpus.bad_lines {
+        observer.bad_line(bad);
     }
     let _lock = lock(dir, observer)?;
     let existing = if request.rebuild {

@@ -55,6 +55,7 @@ pub mod output;
 pub mod paper;
 pub mod parse;
 pub mod query;
+pub mod records;
 pub mod search;
 
 pub use error::{Error, Result};

@@ -122,20 +122,46 @@ pub struct Source {
     pub paragraph: usize,
 }
 
-/// What a Hugging Face daily papers JSON entry says about a paper beyond
-/// its abstract.
+/// What a JSON record (a Hugging Face daily papers entry, a JSON Lines
+/// line) says about a paper beyond its abstract.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
-    /// The arXiv id (`2405.01234`), usable wherever an id is taken.
+    /// The arXiv id without version (`2405.01234`), usable wherever an id
+    /// is taken.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub arxiv_id: String,
+    /// The record's own id when it is not an arXiv id (a BEIR `_id`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source_id: String,
     /// The paper's title.
+    #[serde(default)]
     pub title: String,
     /// Author names, in order.
     #[serde(default)]
     pub authors: Vec<String>,
+    /// arXiv categories, when given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
     /// Publication date, `YYYY-MM-DD`, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
+    /// The day a daily list (Hugging Face's) featured it, `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed: Option<String>,
+    /// The abstract as the input gave it, when cleaning (white space,
+    /// LaTeX) changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+}
+
+/// `YYYYMMDD` as `YYYY-MM-DD`.
+pub fn format_date(date: u32) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        date / 10_000,
+        date / 100 % 100,
+        date % 100
+    )
 }
 
 impl Meta {
@@ -191,6 +217,33 @@ impl Paper {
             self.meta = other.meta;
         }
         self.add_sources(other.sources)
+    }
+
+    /// The abstract as the input gave it (before white space and LaTeX
+    /// were cleaned).
+    pub fn original_text(&self) -> &str {
+        self.meta
+            .as_ref()
+            .and_then(|m| m.original.as_deref())
+            .unwrap_or(&self.text)
+    }
+
+    /// The arXiv id, when the record has one.
+    pub fn arxiv_id(&self) -> Option<&str> {
+        self.meta
+            .as_ref()
+            .map(|m| m.arxiv_id.as_str())
+            .filter(|id| !id.is_empty())
+    }
+
+    /// What the model embeds: the title and the abstract together when
+    /// there is a title (as MTEB embeds `title + " " + text`), else the
+    /// abstract.
+    pub fn embed_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.meta {
+            Some(meta) if !meta.title.is_empty() => format!("{} {}", meta.title, self.text).into(),
+            _ => self.text.as_str().into(),
+        }
     }
 
     /// The publication date as `YYYYMMDD`, when known.

@@ -97,8 +97,8 @@ pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
     let mut out = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let paper = entry.get("paper").unwrap_or(entry);
-        let summary = string(paper.get("summary"));
-        let text = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+        let raw = string(paper.get("summary"));
+        let text = crate::records::clean(raw);
         if text.is_empty() {
             continue;
         }
@@ -106,10 +106,14 @@ pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
             "" => string(paper.get("title")),
             title => title,
         };
-        let published = match string(entry.get("publishedAt")) {
-            "" => string(paper.get("publishedAt")),
+        // paper.publishedAt is the arXiv date in every layout; the
+        // top-level publishedAt changed meaning between versions, so it
+        // is only a fall-back.
+        let published = match string(paper.get("publishedAt")) {
+            "" => string(entry.get("publishedAt")),
             date => date,
         };
+        let date = |text: &str| crate::paper::parse_date(text).map(crate::paper::format_date);
         let authors = paper
             .get("authors")
             .and_then(Value::as_array)
@@ -121,17 +125,21 @@ pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
                     .collect()
             })
             .unwrap_or_default();
+        let id = string(paper.get("id"));
         out.push(Paragraph {
             number: i + 1,
             line: 0,
-            text,
             meta: Some(crate::paper::Meta {
-                arxiv_id: string(paper.get("id")).to_string(),
-                title: title.split_whitespace().collect::<Vec<_>>().join(" "),
+                arxiv_id: crate::records::arxiv_id(id).unwrap_or_else(|| id.to_string()),
+                title: crate::records::clean(title),
                 authors,
-                published: crate::paper::parse_date(published)
-                    .map(|d| format!("{:04}-{:02}-{:02}", d / 10_000, d / 100 % 100, d % 100)),
+                published: date(published),
+                listed: date(string(paper.get("submittedOnDailyAt"))),
+                original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text)
+                    .then(|| raw.to_string()),
+                ..Default::default()
             }),
+            text,
         });
     }
     Ok(out)

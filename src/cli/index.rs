@@ -26,8 +26,20 @@ pub struct IndexArgs {
     #[arg(long)]
     rebuild: bool,
 
+    /// Where a part of a JSON Lines record is, as NAME=PATH with a dotted
+    /// path (e.g. abstract=paper.summary); NAME is id, title, abstract,
+    /// authors, categories or date. Repeatable
+    #[arg(long = "field", value_name = "NAME=PATH", value_parser = parse_field)]
+    fields: Vec<String>,
+
     #[command(flatten)]
     model: ModelArgs,
+}
+
+/// Checks one --field argument.
+fn parse_field(spec: &str) -> Result<String, String> {
+    papers::records::Fields::default().set(spec)?;
+    Ok(spec.to_string())
 }
 
 /// Set by the first Ctrl-C; the embedding loop stops at the next batch.
@@ -63,6 +75,12 @@ impl Observer for Terminal<'_> {
         );
     }
 
+    fn bad_line(&self, bad: &Skipped) {
+        if !self.ctx.quiet {
+            eprintln!("papers: warning: {}: {}", bad.path.display(), bad.reason);
+        }
+    }
+
     fn embedding(&self, passages: usize) {
         self.bar.set_length(passages as u64);
         self.bar.set_position(0);
@@ -96,17 +114,22 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
         .expect("valid template"),
     );
     let observer = Terminal { ctx, bar };
+    let mut fields = papers::records::Fields::default();
+    for spec in &args.fields {
+        fields.set(spec).map_err(anyhow::Error::msg)?;
+    }
     let request = IndexRequest {
         paths: args.paths,
         rebuild: args.rebuild,
         model: args.model.choice(),
+        fields,
     };
     let dir = &ctx.index_dir;
     let result = indexing::index(dir, &request, &observer);
     observer.bar.finish_and_clear();
     let report = result?;
     ctx.note(&format!(
-        "{} files read ({} paragraphs, {} unique), {} skipped: {} added, {} already present; \
+        "{} files read ({} paragraphs, {} unique), {} skipped: {} added, {} already present{}; \
          {} records in {} ({:.1}s)",
         report.files,
         report.paragraphs,
@@ -114,6 +137,11 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
         report.skipped,
         report.added,
         report.already_present,
+        if report.replaced > 0 {
+            format!(", {} replaced by a new version", report.replaced)
+        } else {
+            String::new()
+        },
         report.records,
         dir.display(),
         started.elapsed().as_secs_f64()

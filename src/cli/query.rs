@@ -97,6 +97,11 @@ pub struct ShowArgs {
     /// Id or unique id prefix of the paper
     #[arg(value_name = "ID")]
     id: String,
+
+    /// Print the abstract as the input gave it, before white space and
+    /// LaTeX were cleaned
+    #[arg(long)]
+    raw: bool,
 }
 
 /// Arguments of `papers remove`.
@@ -178,7 +183,7 @@ pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
 pub fn show(ctx: &Context, args: ShowArgs) -> Result<()> {
     let index = Index::open(&ctx.index_dir)?;
     let row = index.resolve(&args.id)?;
-    ctx.printer().paper(&index, row)?;
+    ctx.printer().paper(&index, row, args.raw)?;
     Ok(())
 }
 

@@ -252,23 +252,15 @@ impl Index {
     /// digits) or whose arXiv id is `prefix`; an error lists the candidates
     /// when several ids match.
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
-        // An arXiv id (from a JSON dump) is an alias: `2405.01234`,
+        // An arXiv id (from a JSON input) is an alias: `2405.01234`,
         // optionally with `arXiv:` before it or a version after it.
-        let trimmed = prefix.trim();
-        let bare = trimmed
-            .strip_prefix("arXiv:")
-            .or_else(|| trimmed.strip_prefix("arxiv:"))
-            .unwrap_or(trimmed);
-        if bare.contains('.') {
-            let unversioned = |id: &str| id.split('v').next().unwrap_or(id).to_string();
-            let wanted = unversioned(bare);
+        if let Some(wanted) = crate::records::arxiv_id(prefix) {
             return self
                 .papers
                 .iter()
                 .position(|p| {
-                    p.meta.as_ref().is_some_and(|m| {
-                        !m.arxiv_id.is_empty() && unversioned(&m.arxiv_id) == wanted
-                    })
+                    p.arxiv_id()
+                        .is_some_and(|id| crate::records::arxiv_id(id).as_deref() == Some(&wanted))
                 })
                 .ok_or_else(|| Error::UnknownId {
                     id: prefix.to_string(),

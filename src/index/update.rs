@@ -92,6 +92,11 @@ pub struct UpdateReport {
     pub new_sources: usize,
     /// Records dropped by `remove`.
     pub removed: usize,
+    /// Records replaced by a new version of the same arXiv paper (the old
+    /// abstract is dropped; its sources stay with the new record).
+    pub replaced: usize,
+    /// Lines of JSON Lines inputs that were not records.
+    pub bad_lines: usize,
     /// Records in the index afterwards.
     pub records: usize,
 }
@@ -121,8 +126,17 @@ impl Update {
             skipped: corpus.skipped.len(),
             paragraphs: corpus.paragraphs,
             unique: corpus.papers.len(),
+            replaced: corpus.replaced,
+            bad_lines: corpus.bad_lines.len(),
             ..Default::default()
         };
+        let arxiv_rows: HashMap<String, usize> = update
+            .papers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.arxiv_id().map(|a| (a.to_string(), i)))
+            .collect();
+        let mut dropped = vec![false; update.papers.len()];
         for paper in &corpus.papers {
             match rows.get(&paper.id) {
                 Some(&row) => {
@@ -131,11 +145,26 @@ impl Update {
                 }
                 None => {
                     report.added += 1;
-                    update.papers.push(paper.clone());
+                    let mut paper = paper.clone();
+                    // A new version of an indexed arXiv paper replaces it.
+                    if let Some(&old) = paper.arxiv_id().and_then(|a| arxiv_rows.get(a)) {
+                        if !dropped[old] {
+                            dropped[old] = true;
+                            report.replaced += 1;
+                            paper.add_sources(update.papers[old].sources.clone());
+                        }
+                    }
+                    update.papers.push(paper);
                     update.vectors.push(None);
                     update.windows.push(Vec::new());
                 }
             }
+        }
+        if dropped.contains(&true) {
+            let keep: Vec<bool> = (0..update.papers.len())
+                .map(|i| !dropped.get(i).copied().unwrap_or(false))
+                .collect();
+            update.retain(&keep);
         }
         update.report = report;
         update
@@ -148,18 +177,19 @@ impl Update {
         for &row in rows {
             keep[row] = false;
         }
-        let mut keep_iter = keep.iter();
-        update.papers.retain(|_| *keep_iter.next().unwrap_or(&true));
-        let mut keep_iter = keep.iter();
-        update
-            .vectors
-            .retain(|_| *keep_iter.next().unwrap_or(&true));
-        let mut keep_iter = keep.iter();
-        update
-            .windows
-            .retain(|_| *keep_iter.next().unwrap_or(&true));
+        update.retain(&keep);
         update.report.removed = keep.iter().filter(|k| !**k).count();
         update
+    }
+
+    /// Keeps the positions where `keep` is true.
+    fn retain(&mut self, keep: &[bool]) {
+        let mut flags = keep.iter();
+        self.papers.retain(|_| *flags.next().unwrap_or(&true));
+        let mut flags = keep.iter();
+        self.vectors.retain(|_| *flags.next().unwrap_or(&true));
+        let mut flags = keep.iter();
+        self.windows.retain(|_| *flags.next().unwrap_or(&true));
     }
 
     fn from_existing(existing: Option<&Index>) -> Update {
@@ -191,13 +221,14 @@ impl Update {
         }
     }
 
-    /// The (position, text) of every record that still needs a vector.
-    pub fn pending(&self) -> Vec<(usize, &str)> {
+    /// The (position, text to embed) of every record that still needs a
+    /// vector (see [`Paper::embed_text`]).
+    pub fn pending(&self) -> Vec<(usize, std::borrow::Cow<'_, str>)> {
         self.vectors
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_none())
-            .map(|(i, _)| (i, self.papers[i].text.as_str()))
+            .map(|(i, _)| (i, self.papers[i].embed_text()))
             .collect()
     }
 
@@ -217,6 +248,7 @@ impl Update {
             && self.report.added == 0
             && self.report.new_sources == 0
             && self.report.removed == 0
+            && self.report.replaced == 0
     }
 
     /// The counts so far.
@@ -280,7 +312,8 @@ impl Update {
             store::VECTORS.to_string(),
             store::write_synced(&data.join(store::VECTORS), &store::encode_vectors(&flat))?,
         );
-        let lexical = Bm25::build(papers.iter().map(|p| p.text.as_str()));
+        let documents: Vec<std::borrow::Cow<str>> = papers.iter().map(Paper::embed_text).collect();
+        let lexical = Bm25::build(documents.iter().map(|d| d.as_ref()));
         let lexical = serde_json::to_vec(&lexical).expect("lexical index serialises");
         files.insert(
             store::LEXICAL.to_string(),

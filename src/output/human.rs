@@ -181,25 +181,39 @@ pub(super) fn paper<W: Write>(
     out: &mut W,
     index: &Index,
     row: usize,
+    raw: bool,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
     let paper = &index.papers()[row];
+    let text = if raw {
+        paper.original_text()
+    } else {
+        &paper.text
+    };
     writeln!(out, "{}", paint(&paper.id.hex(), YELLOW, color))?;
     writeln!(out, "{}", paint(&paper.headline(), BOLD, color))?;
     if let Some(meta) = &paper.meta {
-        let mut line = format!("arXiv:{}", meta.arxiv_id);
-        if let Some(date) = &meta.published {
-            line.push_str(&format!(", {date}"));
+        let mut parts = Vec::new();
+        if !meta.arxiv_id.is_empty() {
+            parts.push(format!("arXiv:{}", meta.arxiv_id));
+        } else if !meta.source_id.is_empty() {
+            parts.push(meta.source_id.clone());
+        }
+        parts.extend(meta.published.clone());
+        if !meta.categories.is_empty() {
+            parts.push(meta.categories.join(" "));
         }
         if !meta.authors.is_empty() {
-            line.push_str(&format!(", {}", meta.authors.join(", ")));
+            parts.push(meta.authors.join(", "));
         }
-        writeln!(out, "{}", paint(&line, DIM, color))?;
+        if !parts.is_empty() {
+            writeln!(out, "{}", paint(&parts.join(", "), DIM, color))?;
+        }
     }
     writeln!(out)?;
     let mut current = 0;
-    for word in paper.text.split(' ') {
+    for word in text.split(' ') {
         let len = word.chars().count();
         if current > 0 && current + 1 + len > width {
             writeln!(out)?;

@@ -11,7 +11,7 @@
 //! | `text`     | string  | the whole abstract                                        |
 //! | `sources`  | array   | every place it was seen: `{file, path, paragraph}`        |
 //!
-//! Records from Hugging Face JSON dumps add `arxiv_id`, `title`, `authors`
+//! Records from JSON inputs add `arxiv_id`, `title`, `authors`
 //! (array of strings) and `published` (`YYYY-MM-DD`, when known) to hits
 //! and to `show` and `list` objects; their `headline` is the title.
 //!
@@ -33,7 +33,15 @@
 //! share of word trigrams in common, and the two records as `show` prints
 //! them; most similar pair first.
 //!
-//! `show` writes one object with `id`, `headline`, `text`, `sources`;
+//! Records from JSON Lines add, when the input had them, `source_id` (a
+//! record id that is not an arXiv id, such as a BEIR `_id`) and
+//! `categories` (array of strings); Hugging Face entries add `listed`
+//! (`YYYY-MM-DD`, the day the daily list featured the paper; `published`
+//! is the arXiv date). Where cleaning changed an abstract (LaTeX), the
+//! input's text is in `original`, and `text` is the cleaned abstract.
+//!
+//! `show` writes one object with `id`, `headline`, `text`, `sources`
+//! (with `--raw`, `text` is the input's text, before cleaning);
 //! `list` writes such an object per record, as JSON Lines, in index order.
 //! `info --json` writes one object: `path`, `records`, `model`,
 //! `weights_sha256`, `dimension`, `max_seq_length`, `long_records` (records
@@ -43,7 +51,9 @@
 //! `size_bytes`, and `sources` (`[{file, records}]`).
 //! `index --json` writes one object: `index`, `files`, `skipped`,
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
-//! `removed`, `records`.
+//! `removed`, `replaced` (records replaced by a new version of the same
+//! arXiv paper), `bad_lines` (JSON Lines lines that were not records),
+//! `records`.
 //! `embed` writes JSON Lines `{text, embedding}`.
 //! `model --json` writes one object: `model` (the id), `dir` (the model
 //! folder), `weights` (the safetensors file) and `weights_sha256`.
@@ -163,6 +173,8 @@ struct WireReport {
     already_present: usize,
     new_sources: usize,
     removed: usize,
+    replaced: usize,
+    bad_lines: usize,
     records: usize,
 }
 
@@ -228,8 +240,13 @@ pub(super) fn dupes<W: Write>(out: &mut W, index: &Index, pairs: &[Dupe]) -> io:
     Ok(())
 }
 
-pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize) -> io::Result<()> {
-    line(out, &WirePaper::new(&index.papers()[row]))
+pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize, raw: bool) -> io::Result<()> {
+    let paper = &index.papers()[row];
+    let mut wire = WirePaper::new(paper);
+    if raw {
+        wire.text = paper.original_text();
+    }
+    line(out, &wire)
 }
 
 pub(super) fn list<W: Write>(out: &mut W, index: &Index) -> io::Result<()> {
@@ -294,6 +311,8 @@ pub(super) fn report<W: Write>(out: &mut W, r: &UpdateReport, dir: &Path) -> io:
             already_present: r.already_present,
             new_sources: r.new_sources,
             removed: r.removed,
+            replaced: r.replaced,
+            bad_lines: r.bad_lines,
             records: r.records,
         },
     )

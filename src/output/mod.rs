@@ -83,11 +83,13 @@ impl<W: Write> Printer<W> {
         self.out.flush()
     }
 
-    /// One record in full.
-    pub fn paper(&mut self, index: &Index, row: usize) -> io::Result<()> {
+    /// One record in full; with `raw`, its abstract as the input gave it.
+    pub fn paper(&mut self, index: &Index, row: usize, raw: bool) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => human::paper(&mut self.out, index, row, color, width),
-            Format::Json => json::paper(&mut self.out, index, row),
+            Format::Human { color, width } => {
+                human::paper(&mut self.out, index, row, raw, color, width)
+            }
+            Format::Json => json::paper(&mut self.out, index, row, raw),
         }?;
         self.out.flush()
     }

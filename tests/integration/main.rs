@@ -4,6 +4,7 @@
 mod encoder;
 mod errors;
 mod indexing;
+mod inputs;
 mod model;
 mod output;
 mod parity;

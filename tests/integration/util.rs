@@ -9,11 +9,13 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 
 /// What beside the repository a test may need: `../shared/seeds` (or
-/// `PAPERS_SEEDS`) and `../shared/fixtures` (or `PAPERS_FIXTURES`).
+/// `PAPERS_SEEDS`), `../shared/fixtures` (or `PAPERS_FIXTURES`) and
+/// `../shared/bench` (or `PAPERS_BENCH`).
 #[derive(Clone, Copy, Debug)]
 pub enum Shared {
     Seeds,
     Fixtures,
+    Bench,
 }
 
 impl Shared {
@@ -21,6 +23,7 @@ impl Shared {
         match self {
             Shared::Seeds => "PAPERS_SEEDS",
             Shared::Fixtures => "PAPERS_FIXTURES",
+            Shared::Bench => "PAPERS_BENCH",
         }
     }
 
@@ -28,6 +31,7 @@ impl Shared {
         let name = match self {
             Shared::Seeds => "seeds",
             Shared::Fixtures => "fixtures",
+            Shared::Bench => "bench",
         };
         std::env::var_os(self.variable()).map_or_else(
             || {
@@ -75,6 +79,11 @@ macro_rules! needs {
             return;
         }
     };
+}
+
+/// The shared benchmark data (check [`have`] first).
+pub fn bench() -> PathBuf {
+    Shared::Bench.path()
 }
 
 /// The seed dumps (check [`have`] first).
@@ -287,9 +296,19 @@ pub struct Hit {
     /// search --file only: the query paragraph matched best.
     #[serde(default)]
     pub query_paragraph: Option<usize>,
-    /// JSON-dump records only: arXiv id, title, authors, date.
+    /// JSON records only: arXiv id or other id, title, authors,
+    /// categories, dates, the input's text before cleaning.
     #[serde(default)]
     pub arxiv_id: Option<String>,
+    #[serde(default)]
+    pub source_id: Option<String>,
+    #[serde(default)]
+    pub categories: Option<Vec<String>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub listed: Option<String>,
+    #[serde(default)]
+    pub original: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
     #[serde(default)]
@@ -328,6 +347,8 @@ pub struct Report {
     pub already_present: usize,
     pub new_sources: usize,
     pub removed: usize,
+    pub replaced: usize,
+    pub bad_lines: usize,
     pub records: usize,
 }
 
