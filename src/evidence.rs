@@ -9,20 +9,24 @@
 
 use std::collections::HashSet;
 
-use crate::lexical::{self, Bm25};
+use crate::lexical::{self, Analysis, Bm25};
 use crate::paper::sentences;
 
 /// The analysed terms of a query, for matching words against.
-pub fn query_terms(query: &str) -> HashSet<String> {
-    lexical::terms(query).into_iter().collect()
+pub fn query_terms(query: &str, analysis: Analysis) -> HashSet<String> {
+    analysis.terms(query).into_iter().collect()
 }
 
 /// Byte ranges of the words of `text` that match a query term, for
 /// highlighting.
-pub fn matches(text: &str, terms: &HashSet<String>) -> Vec<(usize, usize)> {
+pub fn matches(text: &str, terms: &HashSet<String>, analysis: Analysis) -> Vec<(usize, usize)> {
     lexical::word_spans(text)
         .into_iter()
-        .filter(|&(s, e)| lexical::term(&text[s..e]).is_some_and(|t| terms.contains(&t)))
+        .filter(|&(s, e)| {
+            analysis
+                .term(&text[s..e])
+                .is_some_and(|t| terms.contains(&t))
+        })
         .collect()
 }
 
@@ -33,7 +37,9 @@ pub fn by_words<'t>(text: &'t str, terms: &HashSet<String>, bm25: &Bm25) -> &'t 
     let sentences = sentences(text);
     let mut best = (0.0f32, sentences.first().copied().unwrap_or(text));
     for sentence in sentences {
-        let found: HashSet<String> = lexical::terms(sentence)
+        let found: HashSet<String> = bm25
+            .analysis()
+            .terms(sentence)
             .into_iter()
             .filter(|t| terms.contains(t))
             .collect();
@@ -67,7 +73,7 @@ mod tests {
             "Language models are everywhere.",
         ];
         let bm25 = Bm25::build(texts);
-        let terms = query_terms("RoPE language models");
+        let terms = query_terms("RoPE language models", bm25.analysis());
         assert_eq!(
             by_words(texts[0], &terms, &bm25),
             "We extend RoPE to long contexts."
@@ -77,7 +83,7 @@ mod tests {
             "Nothing here."
         );
         let text = "Scaling RoPE models";
-        let spans = matches(text, &terms);
+        let spans = matches(text, &terms, bm25.analysis());
         let words: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
         assert_eq!(words, ["RoPE", "models"]);
     }

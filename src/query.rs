@@ -135,9 +135,10 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
     ranked.truncate(options.limit);
 
+    let analysis = index.lexical()?.analysis();
     let terms: Vec<HashSet<String>> = paragraphs
         .iter()
-        .map(|p| evidence::query_terms(p))
+        .map(|p| evidence::query_terms(p, analysis))
         .collect();
     let texts: Vec<&str> = ranked
         .iter()
@@ -178,6 +179,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
             Vec::new()
         },
         terms: terms.into_iter().flatten().collect(),
+        analysis,
         explain: query.explain,
     };
     Ok(Answer {

@@ -69,9 +69,6 @@ pub const GRAPH_THRESHOLD: usize = 20_000;
 /// known-item queries.
 const WINDOW_PENALTY: f32 = 0.1;
 
-/// How many semantic candidates a hybrid search takes from the graph.
-const FUSION_DEPTH: usize = 200;
-
 /// The file names hnsw_rs writes for a graph dumped under `basename`.
 fn graph_files(basename: &str) -> [String; 2] {
     [
@@ -249,9 +246,18 @@ impl Index {
     }
 
     /// The row of the record whose id starts with `prefix` (at least 4 hex
-    /// digits) or whose arXiv id is `prefix`; an error lists the candidates
-    /// when several ids match.
+    /// digits), whose arXiv id is `prefix`, or whose id in its JSON input
+    /// (a BEIR `_id`, an export's key) is exactly `prefix`; an error lists
+    /// the candidates when several ids match.
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
+        // An input's own id is the most specific: it wins over a hex prefix
+        // that happens to spell it (BEIR's ids are decimal).
+        let own = |p: &Paper| {
+            !prefix.is_empty() && p.meta.as_ref().is_some_and(|m| m.source_id == prefix)
+        };
+        if let Some(row) = self.papers.iter().position(own) {
+            return Ok(row);
+        }
         // An arXiv id (from a JSON input) is an alias: `2405.01234`,
         // optionally with `arXiv:` before it or a version after it.
         if let Some(wanted) = crate::records::arxiv_id(prefix) {
@@ -327,7 +333,7 @@ impl Index {
             (_, Some(vector)) => {
                 // Fusion needs more than the final count from the graph.
                 let depth = match options.mode {
-                    Mode::Hybrid => options.limit.max(FUSION_DEPTH),
+                    Mode::Hybrid => options.limit.max(crate::search::FUSION_DEPTH),
                     _ => options.limit,
                 };
                 let mut hits = self.candidates(vector, &[], depth, strategy_for(options))?;

@@ -12,7 +12,7 @@ use super::manifest::{Manifest, FORMAT_VERSION, MANIFEST};
 use super::{store, Index};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::lexical::Bm25;
+use crate::lexical::{Analysis, Bm25};
 use crate::paper::{Paper, PaperId};
 
 /// The lock file's name in the index directory.
@@ -108,6 +108,8 @@ pub struct Update {
     vectors: Vec<Option<Vec<f32>>>,
     windows: Vec<Vec<Vec<f32>>>,
     previous: Option<Manifest>,
+    /// The existing lexical index was built with an older analysis.
+    stale_lexical: bool,
     report: UpdateReport,
 }
 
@@ -212,11 +214,17 @@ impl Update {
             ),
             None => (Vec::new(), Vec::new(), Vec::new(), None),
         };
+        let stale_lexical = existing.is_some_and(|index| {
+            index
+                .lexical()
+                .is_ok_and(|bm25| bm25.analysis() != Analysis::CURRENT)
+        });
         Update {
             papers,
             vectors,
             windows,
             previous,
+            stale_lexical,
             report: UpdateReport::default(),
         }
     }
@@ -232,6 +240,11 @@ impl Update {
             .collect()
     }
 
+    /// The record at `position` (as [`Update::pending`] names it).
+    pub fn paper(&self, position: usize) -> &Paper {
+        &self.papers[position]
+    }
+
     /// Supplies the vector for a pending position.
     pub fn set_vector(&mut self, position: usize, vector: Vec<f32>) {
         self.vectors[position] = Some(vector);
@@ -242,9 +255,11 @@ impl Update {
         self.windows[position] = windows;
     }
 
-    /// Whether the update changes nothing on disk.
+    /// Whether the update changes nothing on disk (an index whose lexical
+    /// part predates the current analysis is rewritten, without embedding).
     pub fn is_noop(&self) -> bool {
         self.previous.is_some()
+            && !self.stale_lexical
             && self.report.added == 0
             && self.report.new_sources == 0
             && self.report.removed == 0

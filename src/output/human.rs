@@ -36,13 +36,13 @@ fn seen_in(paper: &Paper) -> String {
 }
 
 /// `text` with the words matching a query term underlined, when colour is on.
-fn highlight(text: &str, terms: &std::collections::HashSet<String>, color: bool) -> String {
-    if !color || terms.is_empty() {
+fn highlight(text: &str, notes: &Annotations, color: bool) -> String {
+    if !color || notes.terms.is_empty() {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut last = 0;
-    for (start, end) in crate::evidence::matches(text, terms) {
+    for (start, end) in crate::evidence::matches(text, &notes.terms, notes.analysis) {
         out.push_str(&text[last..start]);
         out.push_str(UNDERLINE);
         out.push_str(&text[start..end]);
@@ -99,7 +99,7 @@ pub(super) fn hits<W: Write>(
             + 2
             + seen.chars().count();
         let room = width.saturating_sub(fixed).max(30);
-        let title = highlight(&headline(&paper.headline(), room), &notes.terms, color);
+        let title = highlight(&headline(&paper.headline(), room), notes, color);
         writeln!(
             out,
             "{:>rank_width$} {} {}  {}  {}",
@@ -117,7 +117,7 @@ pub(super) fn hits<W: Write>(
                 writeln!(
                     out,
                     "{indent}\u{203a} {}",
-                    highlight(&sentence, &notes.terms, color)
+                    highlight(&sentence, notes, color)
                 )?;
             }
             let mut detail = ranks(hit);

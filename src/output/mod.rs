@@ -56,6 +56,8 @@ pub struct Annotations {
     pub query_paragraph: Vec<usize>,
     /// The query's analysed terms, highlighted on a terminal.
     pub terms: HashSet<String>,
+    /// How `terms` were analysed, so the words of a hit are matched alike.
+    pub analysis: crate::lexical::Analysis,
     /// Show evidence and per-mode ranks in the table.
     pub explain: bool,
 }
