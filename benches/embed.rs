@@ -16,6 +16,13 @@
 //!   throughput on the first N seed abstracts (default 128) through each,
 //!   and the largest difference between their vectors.
 //!
+//! - `cargo bench --features cuda --bench embed -- gpu [N]` (what
+//!   `bench/cuda.sh check` runs): on the first CUDA GPU, the 40 seed
+//!   fixtures and 8 queries against sentence-transformers' vectors, then
+//!   abstracts/s over the first N records (default 20,000) of
+//!   `../shared/bench/arxiv/arxiv-74k.jsonl.gz` beside the CPU on 256 of
+//!   them, as one table.
+//!
 //! Benchmarks are not tests: nothing here asserts a time. `bench/compare.sh`
 //! runs them beside sentence-transformers.
 
@@ -39,6 +46,7 @@ fn main() -> papers::Result<()> {
         Some("flops") => flops(),
         Some("query") => query(),
         Some("encoders") => encoders(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(128)),
+        Some("gpu") => gpu(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000)),
         Some("matmul") => {
             matmul();
             Ok(())
@@ -58,7 +66,7 @@ fn seed_texts() -> papers::Result<Vec<String>> {
 
 fn load_model() -> papers::Result<BertEmbedder> {
     let files = source::resolve(&ModelSpec::default())?;
-    BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu)?)
+    BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu, &|_| {})?)
 }
 
 /// Multiply-adds of one MiniLM-style encoder pass over a sequence of
@@ -224,5 +232,131 @@ fn encoders(count: usize) -> papers::Result<()> {
         .map(|(a, b)| (a - b).abs())
         .fold(0f32, f32::max);
     println!("largest difference between the two encoders' vectors: {max:e}");
+    Ok(())
+}
+
+/// The seed fixtures and queries of `../shared/fixtures` with
+/// sentence-transformers' vectors of them.
+fn fixtures() -> papers::Result<(Vec<String>, Vec<Vec<f32>>)> {
+    use sha2::Digest;
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let mut by_key = std::collections::HashMap::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("seeds"))
+        .map_err(|e| papers::Error::io(shared.join("seeds"), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file).map_err(|e| papers::Error::io(&file, e))?;
+        for paragraph in text
+            .split("\n\n")
+            .skip(1)
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let key = format!("{:x}", sha2::Sha256::digest(paragraph.as_bytes()));
+            by_key.insert(key, paragraph.to_string());
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Reference {
+        sha256: Option<String>,
+        text: Option<String>,
+        embedding: Vec<f32>,
+    }
+    let (mut texts, mut vectors) = (Vec::new(), Vec::new());
+    for name in ["reference_embeddings.jsonl", "reference_queries.jsonl"] {
+        let path = shared.join("fixtures").join(name);
+        let body = std::fs::read_to_string(&path).map_err(|e| papers::Error::io(&path, e))?;
+        for line in body.lines().filter(|l| !l.trim().is_empty()) {
+            let r: Reference = serde_json::from_str(line)
+                .map_err(|e| papers::Error::Embed(format!("{}: {e}", path.display())))?;
+            let text = match (r.text, r.sha256) {
+                (Some(text), _) => text,
+                (None, Some(key)) => by_key.get(&key).cloned().ok_or_else(|| {
+                    papers::Error::Embed(format!("{}: no seed paragraph {key}", path.display()))
+                })?,
+                (None, None) => continue,
+            };
+            texts.push(text);
+            vectors.push(r.embedding);
+        }
+    }
+    Ok((texts, vectors))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+fn gpu(n: usize) -> papers::Result<()> {
+    use std::ops::ControlFlow;
+    let files = source::resolve(&ModelSpec::default())?;
+    let started = Instant::now();
+    let gpu = BertEmbedder::load(&files, &device::select(DeviceChoice::Cuda, &|_| {})?)?;
+    let load_s = started.elapsed().as_secs_f64();
+    let cpu = load_model()?;
+    let go = &mut |_| ControlFlow::Continue(());
+
+    // (1) Parity with sentence-transformers.
+    let (texts, expected) = fixtures()?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let got = gpu.embed(&refs, go)?;
+    let parity = got
+        .iter()
+        .zip(&expected)
+        .map(|(g, e)| cosine(g, e))
+        .fold(f64::INFINITY, f64::min);
+
+    // (2) Throughput on real abstracts, embedded as `papers index` does
+    // (title and abstract, cleaned).
+    let arxiv =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/arxiv/arxiv-74k.jsonl.gz");
+    let corpus = Corpus::load(&[arxiv])?;
+    let texts: Vec<String> = corpus
+        .papers
+        .iter()
+        .take(n)
+        .map(|p| p.embed_text().into_owned())
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    gpu.embed(&refs[..refs.len().min(256)], go)?; // kernels compiled, memory pooled
+    let started = Instant::now();
+    let vectors = gpu.embed(&refs, go)?;
+    let gpu_s = started.elapsed().as_secs_f64();
+    let sample = refs.len().min(256);
+    let started = Instant::now();
+    let on_cpu = cpu.embed(&refs[..sample], go)?;
+    let cpu_s = started.elapsed().as_secs_f64();
+    let agreement = on_cpu
+        .iter()
+        .zip(&vectors)
+        .map(|(c, g)| cosine(c, g))
+        .fold(f64::INFINITY, f64::min);
+
+    println!("| check | result |");
+    println!("|---|---|");
+    println!("| model load onto the GPU | {load_s:.2} s |");
+    println!(
+        "| parity: min cosine to sentence-transformers, {} texts, f32 | {parity:.6} |",
+        expected.len()
+    );
+    println!(
+        "| GPU f32: {} arXiv abstracts (title + abstract) | {gpu_s:.1} s, {:.0} abstracts/s |",
+        refs.len(),
+        refs.len() as f64 / gpu_s
+    );
+    println!(
+        "| CPU f32 ({} threads): first {sample} of them | {cpu_s:.1} s, {:.1} abstracts/s |",
+        rayon::current_num_threads(),
+        sample as f64 / cpu_s
+    );
+    println!("| min cosine GPU to CPU on those {sample} | {agreement:.6} |");
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! Picking the device the model runs on. CUDA and Metal exist only in builds
 //! with the `cuda` or `metal` feature; asking for one the build or the
-//! machine lacks is an error, never a silent fall-back to the CPU.
+//! machine lacks is an error, never a silent fall-back to the CPU. `auto`
+//! takes the CPU when no GPU answers, and says so in a build that has a
+//! GPU backend (in a CPU-only build there is nothing to say).
 
 use candle_core::Device;
 
@@ -20,13 +22,33 @@ pub enum DeviceChoice {
     Metal,
 }
 
-/// Opens the device for `choice`.
-pub fn select(choice: DeviceChoice) -> Result<Device> {
+/// Opens the device for `choice`; `note` hears why `auto` fell back to
+/// the CPU in a build with a GPU backend.
+pub fn select(choice: DeviceChoice, note: &dyn Fn(&str)) -> Result<Device> {
     match choice {
         DeviceChoice::Cpu => Ok(Device::Cpu),
         DeviceChoice::Cuda => cuda(),
         DeviceChoice::Metal => metal(),
-        DeviceChoice::Auto => Ok(cuda().or_else(|_| metal()).unwrap_or(Device::Cpu)),
+        DeviceChoice::Auto => {
+            let errors = match cuda() {
+                Ok(device) => return Ok(device),
+                Err(cuda) => match metal() {
+                    Ok(device) => return Ok(device),
+                    Err(metal) => [
+                        (cfg!(feature = "cuda"), cuda),
+                        (cfg!(feature = "metal"), metal),
+                    ],
+                },
+            };
+            let compiled: Vec<String> = errors
+                .into_iter()
+                .filter_map(|(built, error)| built.then(|| error.to_string()))
+                .collect();
+            if !compiled.is_empty() {
+                note(&format!("{}; embedding on the CPU", compiled.join("; ")));
+            }
+            Ok(Device::Cpu)
+        }
     }
 }
 

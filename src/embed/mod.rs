@@ -114,7 +114,7 @@ impl ModelChoice {
                 ));
             }
         }
-        let embedder = BertEmbedder::load(&files, &device::select(self.device)?)?;
+        let embedder = BertEmbedder::load(&files, &device::select(self.device, note)?)?;
         Ok(LoadedModel {
             files,
             weights_sha256,
