@@ -62,6 +62,17 @@ pub enum Error {
         /// The index's dimension.
         expected: usize,
     },
+    /// A vector of a `papers index --embeddings` input does not fit the
+    /// index or the model.
+    #[error("{}: line {line}: {reason}", path.display())]
+    GivenVector {
+        /// The input file.
+        path: std::path::PathBuf,
+        /// The record's line.
+        line: usize,
+        /// What is wrong with its vector.
+        reason: String,
+    },
     /// A record reached a commit without its vector.
     #[error("record {id} has no vector; nothing was written")]
     MissingVector {

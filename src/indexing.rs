@@ -7,7 +7,7 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use crate::corpus::{Corpus, Skipped};
+use crate::corpus::{Corpus, Given, Skipped};
 use crate::embed::{Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::index::{Index, IndexLock, ModelStamp, Update, UpdateReport};
@@ -61,13 +61,29 @@ pub struct IndexRequest {
     pub model: ModelChoice,
     /// Where the parts of JSON Lines records are.
     pub fields: Fields,
+    /// The inputs are JSON Lines records that carry their vectors
+    /// (`embedding`), made elsewhere: they are stored, not embedded again.
+    pub embeddings: bool,
+    /// With `embeddings`, skip re-embedding a sample to check the vectors
+    /// come from this model.
+    pub no_verify: bool,
 }
+
+/// How many records of an `--embeddings` input are embedded again to check
+/// that their vectors are this model's.
+pub const VERIFY_SAMPLE: usize = 16;
+/// The least cosine between a given vector and the model's own of the same
+/// text that passes the check: the same model on other hardware or in
+/// another framework agrees to 0.9999; another model lands far below.
+pub const VERIFY_COSINE: f32 = 0.99;
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
 /// content hash is new are embedded, and a run with nothing new loads no
 /// model and writes nothing. Holds the writer lock throughout.
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
-    let corpus = Corpus::load_with(&request.paths, &request.fields)?;
+    let mut fields = request.fields.clone();
+    fields.embeddings = request.embeddings;
+    let corpus = Corpus::load_with(&request.paths, &fields)?;
     for skipped in &corpus.skipped {
         observer.skipped(skipped);
     }
@@ -95,6 +111,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let mut update = Update::new(existing.as_ref(), &corpus);
     let stamp = match manifest {
         Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
+        _ if request.embeddings => {
+            given_vectors(dir, request, manifest, &corpus, &mut update, observer)?
+        }
         _ => {
             let model = request
                 .model
@@ -114,6 +133,127 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         return Ok(report);
     }
     update.commit(dir, &stamp)
+}
+
+/// Stores the vectors that came with the new records of an `--embeddings`
+/// input, after checking their length against the index and the model and
+/// (unless `no_verify`) embedding up to [`VERIFY_SAMPLE`] of them again.
+/// Such records get no window vectors: the input has one per record.
+fn given_vectors(
+    dir: &Path,
+    request: &IndexRequest,
+    manifest: Option<&crate::index::Manifest>,
+    corpus: &Corpus,
+    update: &mut Update,
+    observer: &dyn Observer,
+) -> Result<ModelStamp> {
+    let pending: Vec<(usize, &Given)> = update
+        .pending()
+        .into_iter()
+        .map(|(position, _)| {
+            let id = update.paper(position).id;
+            (
+                position,
+                corpus
+                    .embeddings
+                    .get(&id)
+                    .expect("records without a vector are bad lines"),
+            )
+        })
+        .collect();
+    let wrong = |given: &Given, reason: String| Error::GivenVector {
+        path: given.path.clone(),
+        line: given.line,
+        reason,
+    };
+
+    // The model: needed for the check, and for the stamp of a new index.
+    let model = if request.no_verify && manifest.is_some() {
+        None
+    } else {
+        let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
+        Some(
+            request
+                .model
+                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+        )
+    };
+    let (expected, against) = match (manifest, &model) {
+        (Some(m), _) => (m.dimension, format!("the index {}", m.dimension)),
+        (None, Some(model)) => (
+            model.embedder.dimension(),
+            format!("{} {}", model.files.model, model.embedder.dimension()),
+        ),
+        (None, None) => unreachable!("a new index loads the model"),
+    };
+    for (_, given) in &pending {
+        if given.vector.len() != expected {
+            return Err(wrong(
+                given,
+                format!(
+                    "the embedding has {} dimensions, {against}",
+                    given.vector.len()
+                ),
+            ));
+        }
+        if given.vector.iter().all(|&x| x == 0.0) {
+            return Err(wrong(given, "the embedding is all zeros".into()));
+        }
+    }
+
+    if let Some(model) = model.as_ref().filter(|_| !request.no_verify) {
+        // Evenly spread over the input, so a file stitched from several
+        // runs is sampled across them.
+        let k = pending.len().min(VERIFY_SAMPLE);
+        let sample: Vec<&(usize, &Given)> =
+            (0..k).map(|i| &pending[i * pending.len() / k]).collect();
+        let texts: Vec<String> = sample
+            .iter()
+            .map(|(position, _)| update.paper(*position).embed_text().into_owned())
+            .collect();
+        observer.note(&format!(
+            "checking {} of {} given vectors against {}",
+            texts.len(),
+            pending.len(),
+            model.files.model
+        ));
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let ours = model
+            .embedder
+            .embed(&refs, &mut |_| ControlFlow::Continue(()))?;
+        for ((_, given), ours) in sample.iter().zip(&ours) {
+            let cosine = crate::search::dot(&unit(&given.vector), ours);
+            if cosine.is_nan() || cosine < VERIFY_COSINE {
+                return Err(wrong(
+                    given,
+                    format!(
+                        "the embedding is not {}'s: cosine {cosine:.4} to its vector of the same \
+                         text (title + \" \" + abstract when there is a title), {VERIFY_COSINE} \
+                         needed; --no-verify skips this check",
+                        model.files.model
+                    ),
+                ));
+            }
+        }
+    }
+
+    // Stored at unit length, as the model's own are (search ranks by dot
+    // product), whatever the other tool did.
+    for (position, given) in pending {
+        update.set_vector(position, unit(&given.vector));
+        update.set_windows(position, Vec::new());
+    }
+    Ok(match (model, manifest) {
+        (Some(model), _) => model.stamp(),
+        (None, Some(manifest)) => ModelStamp::of(manifest),
+        (None, None) => unreachable!("a new index loads the model"),
+    })
+}
+
+/// `v` scaled to unit length.
+fn unit(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / norm).collect()
 }
 
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)

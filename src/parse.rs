@@ -9,7 +9,7 @@
 pub const HEADER: &str = "Daily Papers";
 
 /// One abstract as found in a dump.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Paragraph {
     /// 1-based paragraph number, the header not counted.
     pub number: usize,
@@ -19,6 +19,8 @@ pub struct Paragraph {
     pub text: String,
     /// Title, authors, date and arXiv id (JSON dumps only).
     pub meta: Option<crate::paper::Meta>,
+    /// A vector made elsewhere (`papers index --embeddings` only).
+    pub embedding: Option<Vec<f32>>,
 }
 
 /// Why a text is not a dump.
@@ -67,6 +69,7 @@ pub fn parse_dump(text: &str) -> Result<Vec<Paragraph>, ParseError> {
                 current = Some(Paragraph {
                     number: paragraphs.len() + 1,
                     line: number,
+                    embedding: None,
                     text: line.to_string(),
                     meta: None,
                 })
@@ -129,6 +132,7 @@ pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
         out.push(Paragraph {
             number: i + 1,
             line: 0,
+            embedding: None,
             meta: Some(crate::paper::Meta {
                 arxiv_id: crate::records::arxiv_id(id).unwrap_or_else(|| id.to_string()),
                 title: crate::records::clean(title),

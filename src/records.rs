@@ -78,6 +78,9 @@ impl Field {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fields {
     overrides: Vec<(Field, Vec<String>)>,
+    /// Read each record's `embedding` (a list of numbers) too, and report a
+    /// record without one as a bad line (`papers index --embeddings`).
+    pub embeddings: bool,
 }
 
 impl Fields {
@@ -149,6 +152,25 @@ pub fn parse_jsonl(text: &str, fields: &Fields) -> (Vec<Paragraph>, Vec<BadLine>
     (records, bad)
 }
 
+/// One JSON Lines record and the text papers embeds for it (its cleaned
+/// title and abstract, see [`crate::paper::Paper::embed_text`]): what
+/// `papers embed --records` embeds, so that `papers index --embeddings`
+/// accepts the result.
+pub fn embed_text(
+    line: &str,
+    fields: &Fields,
+) -> Result<(serde_json::Map<String, Value>, String), String> {
+    let paragraph = record(line, fields)?;
+    let Ok(Value::Object(object)) = serde_json::from_str(line) else {
+        unreachable!("record() accepted a JSON object");
+    };
+    let text = match paragraph.meta.as_ref().map(|m| m.title.as_str()) {
+        Some(title) if !title.is_empty() => format!("{title} {}", paragraph.text),
+        _ => paragraph.text,
+    };
+    Ok((object, text))
+}
+
 /// One line as a record.
 fn record(line: &str, fields: &Fields) -> Result<Paragraph, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
@@ -186,12 +208,35 @@ fn record(line: &str, fields: &Fields) -> Result<Paragraph, String> {
         listed: None,
         original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text).then_some(raw),
     };
+    let embedding = if fields.embeddings {
+        Some(read_embedding(value.get("embedding"))?)
+    } else {
+        None
+    };
     Ok(Paragraph {
         number: 0,
         line: 0,
         text,
         meta: Some(meta),
+        embedding,
     })
+}
+
+/// A record's `embedding`: a non-empty list of finite numbers.
+fn read_embedding(value: Option<&Value>) -> Result<Vec<f32>, String> {
+    let Some(Value::Array(items)) = value else {
+        return Err("no embedding (a list of numbers under `embedding`)".into());
+    };
+    if items.is_empty() {
+        return Err("empty embedding".into());
+    }
+    items
+        .iter()
+        .map(|v| match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(x as f32),
+            _ => Err(format!("embedding holds {v}, not a finite number")),
+        })
+        .collect()
 }
 
 /// `2405.01234`, `2405.01234v2`, `arXiv:2405.01234` or an old-style

@@ -19,8 +19,18 @@ use super::{Context, ModelArgs};
 #[derive(Debug, Args)]
 pub struct IndexArgs {
     /// Dump files and directories of dumps (walked in sorted order)
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "embeddings", value_name = "PATH")]
     paths: Vec<PathBuf>,
+
+    /// Index JSON Lines records that carry their vectors (`embedding`),
+    /// made elsewhere, without embedding them again. A sample of 16 is
+    /// embedded to check they are this model's. Repeatable
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    embeddings: Vec<PathBuf>,
+
+    /// With --embeddings: store the vectors without the check
+    #[arg(long, requires = "embeddings")]
+    no_verify: bool,
 
     /// Start from an empty index instead of adding to the existing one
     #[arg(long)]
@@ -118,11 +128,14 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
     }
+    let given = !args.embeddings.is_empty();
     let request = IndexRequest {
-        paths: args.paths,
+        paths: if given { args.embeddings } else { args.paths },
         rebuild: args.rebuild,
         model: args.model.choice(),
         fields,
+        embeddings: given,
+        no_verify: args.no_verify,
     };
     let dir = &ctx.index_dir;
     let result = indexing::index(dir, &request, &observer);

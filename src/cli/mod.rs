@@ -181,6 +181,14 @@ impl Context {
             eprintln!("papers: {message}");
         }
     }
+
+    /// A warning on stderr (a skipped input line), unless --quiet, as
+    /// `index` reports its bad lines.
+    fn warn(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("papers: warning: {message}");
+        }
+    }
 }
 
 /// Columns for tables: `COLUMNS` when set, else the terminal's width, else 100.

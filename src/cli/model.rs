@@ -17,6 +17,16 @@ pub struct EmbedArgs {
     #[arg(value_name = "TEXT")]
     texts: Vec<String>,
 
+    /// Read JSON Lines records (the `index` input, --field mappings
+    /// included) from the files given, or stdin, and write each back with
+    /// its `embedding`: the input of `papers index --embeddings`
+    #[arg(long)]
+    records: bool,
+
+    /// With --records: where a part of a record is, as NAME=PATH
+    #[arg(long = "field", value_name = "NAME=PATH", requires = "records")]
+    fields: Vec<String>,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -38,6 +48,9 @@ impl ModelArgs {
 }
 
 pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
+    if args.records {
+        return embed_records(ctx, args);
+    }
     let texts = if args.texts.is_empty() {
         std::io::stdin()
             .lock()
@@ -56,6 +69,49 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
         .embedder
         .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
     ctx.printer().embeddings(&texts, &vectors)?;
+    Ok(())
+}
+
+/// `embed --records`: records in, the same records with vectors out. A
+/// line that is not a record is warned about and left out.
+fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
+    let mut fields = papers::records::Fields::default();
+    for spec in &args.fields {
+        fields.set(spec).map_err(anyhow::Error::msg)?;
+    }
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    if args.texts.is_empty() {
+        let body = std::io::read_to_string(std::io::stdin().lock()).context("reading stdin")?;
+        inputs.push(("<stdin>".into(), body));
+    }
+    for path in &args.texts {
+        let body = std::fs::read_to_string(path).with_context(|| format!("{path}: cannot read"))?;
+        inputs.push((path.clone(), body));
+    }
+    let (mut records, mut texts) = (Vec::new(), Vec::new());
+    for (name, body) in &inputs {
+        for (i, line) in body.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match papers::records::embed_text(line, &fields) {
+                Ok((record, text)) => {
+                    records.push(record);
+                    texts.push(text);
+                }
+                Err(reason) => ctx.warn(&format!("{name}: line {}: {reason}", i + 1)),
+            }
+        }
+    }
+    let model = args
+        .model
+        .choice()
+        .load(None, &|_| String::new(), &|m| ctx.note(m))?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = model
+        .embedder
+        .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
+    ctx.printer().records_with_embeddings(records, &vectors)?;
     Ok(())
 }
 

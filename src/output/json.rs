@@ -54,7 +54,9 @@
 //! `removed`, `replaced` (records replaced by a new version of the same
 //! arXiv paper), `bad_lines` (JSON Lines lines that were not records),
 //! `records`.
-//! `embed` writes JSON Lines `{text, embedding}`.
+//! `embed` writes JSON Lines `{text, embedding}`. `embed --records` writes
+//! each input record as it was, every field kept, with `embedding` set:
+//! the input of `papers index --embeddings`.
 //! `model --json` writes one object: `model` (the id), `dir` (the model
 //! folder), `weights` (the safetensors file) and `weights_sha256`.
 
@@ -325,6 +327,22 @@ pub(super) fn embeddings<W: Write>(
 ) -> io::Result<()> {
     for (text, embedding) in texts.iter().zip(vectors) {
         line(out, &WireEmbedding { text, embedding })?;
+    }
+    Ok(())
+}
+
+pub(super) fn records_with_embeddings<W: Write>(
+    out: &mut W,
+    records: Vec<serde_json::Map<String, serde_json::Value>>,
+    vectors: &[Vec<f32>],
+) -> io::Result<()> {
+    for (mut record, embedding) in records.into_iter().zip(vectors) {
+        let embedding = embedding
+            .iter()
+            .map(|&x| serde_json::Value::from(x))
+            .collect();
+        record.insert("embedding".into(), serde_json::Value::Array(embedding));
+        line(out, &record)?;
     }
     Ok(())
 }

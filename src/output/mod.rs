@@ -148,4 +148,14 @@ impl<W: Write> Printer<W> {
         json::embeddings(&mut self.out, texts, vectors)?;
         self.out.flush()
     }
+
+    /// `embed --records`: each record with its `embedding` (JSON Lines).
+    pub fn records_with_embeddings(
+        &mut self,
+        records: Vec<serde_json::Map<String, serde_json::Value>>,
+        vectors: &[Vec<f32>],
+    ) -> io::Result<()> {
+        json::records_with_embeddings(&mut self.out, records, vectors)?;
+        self.out.flush()
+    }
 }

@@ -3,6 +3,7 @@
 
 mod encoder;
 mod errors;
+mod handoff;
 mod indexing;
 mod inputs;
 mod model;
