@@ -65,7 +65,7 @@ pub fn name(device: &Device) -> &'static str {
 fn cuda() -> Result<Device> {
     Device::new_cuda(0).map_err(|e| Error::Device {
         device: "cuda".into(),
-        reason: super::bert::candle_message(e),
+        reason: format!("no usable GPU answers ({})", super::bert::candle_message(e)),
     })
 }
 
