@@ -64,7 +64,8 @@ fi
 if [ ! -x "$venv/lib/python"*/site-packages/nvidia/cu13/bin/nvcc ] ||
   [ ! -d "$venv/lib/python"*/site-packages/nvidia/cu13/include/cccl ]; then
   step "installing the CUDA wheels"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  # pip's download cache too stays under $work.
+  PIP_CACHE_DIR="$work/pip-cache" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "nvidia-cuda-nvcc==$nvcc_version" "nvidia-cuda-runtime==$nvcc_version" \
     nvidia-cublas nvidia-curand nvidia-cuda-nvrtc nvidia-cuda-cccl
 fi
