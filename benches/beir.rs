@@ -74,11 +74,10 @@ fn main() -> BoxResult<()> {
     };
     let (index, model) = query::open(&dir, &choice, &options, &|_| {})?;
     let model = model.expect("a hybrid search loads the model");
-    let rows: HashMap<&str, usize> = index
-        .papers()
-        .iter()
-        .enumerate()
-        .filter_map(|(row, p)| p.meta.as_ref().map(|m| (m.source_id.as_str(), row)))
+    let rows: HashMap<String, usize> = index
+        .papers()?
+        .into_iter()
+        .filter_map(|(row, p)| p.meta.map(|m| (m.source_id, row)))
         .collect();
 
     let qrels = read_qrels(&scifact.join(format!("qrels/{split}.tsv")))?;
@@ -152,7 +151,7 @@ fn main() -> BoxResult<()> {
     println!(
         "BEIR SciFact, {split} split: {} queries over {} records, top {K}",
         table[0].1,
-        index.papers().len()
+        index.len()
     );
     println!("| mode | nDCG@10 | Recall@10 | MRR@10 | ms/query | published nDCG@10 |");
     println!("|---|---|---|---|---|---|");
@@ -169,7 +168,11 @@ fn main() -> BoxResult<()> {
 
 /// The top K records by the cosine of their whole-abstract vector alone.
 fn whole_abstracts(index: &Index, vector: &[f32]) -> Vec<usize> {
-    let mut scan = exact_scan(index.vectors(), index.manifest().dimension, vector, &[]);
+    let d = index.manifest().dimension;
+    let vectors: Vec<f32> = (0..index.rows())
+        .flat_map(|row| index.vector(row).into_owned())
+        .collect();
+    let mut scan = exact_scan(&vectors, d, vector, &[]);
     scan.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
     scan.iter().take(K).map(|h| h.row).collect()
 }
@@ -212,7 +215,9 @@ fn tune(index: &Index, model: &dyn Embedder, judged: &[(&str, HashSet<usize>)]) 
     );
 
     // BM25 over what the index holds, in every analysis and setting.
-    let documents: Vec<Cow<str>> = index.papers().iter().map(|p| p.embed_text()).collect();
+    let mut by_row = index.papers()?;
+    by_row.sort_by_key(|(row, _)| *row);
+    let documents: Vec<Cow<str>> = by_row.iter().map(|(_, p)| p.embed_text()).collect();
     let mut lexical_runs = Vec::new();
     for analysis in [Analysis::Fold, Analysis::Stem] {
         for k1 in [0.6, 0.9, 1.2, 1.5, 2.0] {

@@ -109,7 +109,7 @@ fn main() -> papers::Result<()> {
     println!(
         "{} queries over {} records, top {K}",
         queries.len(),
-        index.papers().len()
+        index.len()
     );
     println!("| queries | n | mode | MRR@10 | Recall@10 | nDCG@10 |");
     println!("|---|---|---|---|---|---|");

@@ -101,6 +101,14 @@ pub enum Error {
         /// The version this build reads and writes.
         expected: u32,
     },
+    /// The index is of an older format this build can convert.
+    #[error("{}: index format version {found}; run `papers upgrade` to convert it (nothing is embedded again)", path.display())]
+    IndexUpgrade {
+        /// The manifest.
+        path: PathBuf,
+        /// The version on disk.
+        found: u32,
+    },
     /// A file of the index is damaged or inconsistent.
     #[error("{}: damaged index file ({reason}); {REBUILD}", path.display())]
     IndexCorrupt {

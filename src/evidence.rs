@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use crate::lexical::{self, Analysis, Bm25};
+use crate::lexical::{self, Analysis, TermWeights};
 use crate::paper::sentences;
 
 /// The analysed terms of a query, for matching words against.
@@ -33,7 +33,7 @@ pub fn matches(text: &str, terms: &HashSet<String>, analysis: Analysis) -> Vec<(
 /// The sentence of `text` with the most query-term weight (the sum of the
 /// IDF of the distinct query terms it contains); the first sentence when
 /// none contains any.
-pub fn by_words<'t>(text: &'t str, terms: &HashSet<String>, bm25: &Bm25) -> &'t str {
+pub fn by_words<'t>(text: &'t str, terms: &HashSet<String>, bm25: &dyn TermWeights) -> &'t str {
     let sentences = sentences(text);
     let mut best = (0.0f32, sentences.first().copied().unwrap_or(text));
     for sentence in sentences {
@@ -65,6 +65,7 @@ pub fn by_meaning<'t>(sentences: &[&'t str], vectors: &[Vec<f32>], query: &[f32]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lexical::Bm25;
 
     #[test]
     fn the_sentence_with_the_rarest_query_terms_wins() {

@@ -94,6 +94,16 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let existing = if request.rebuild {
         None
     } else {
+        if crate::index::upgrade(dir).or_else(|e| match e {
+            Error::IndexMissing { .. } => Ok(false),
+            e => Err(e),
+        })? {
+            observer.note(&format!(
+                "upgraded {} to index format {}",
+                dir.display(),
+                crate::index::FORMAT_VERSION
+            ));
+        }
         match Index::open(dir) {
             Ok(index) => Some(index),
             Err(Error::IndexMissing { .. }) => None,
@@ -108,7 +118,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         }
     }
 
-    let mut update = Update::new(existing.as_ref(), &corpus);
+    let mut update = Update::new(existing.as_ref(), &corpus)?;
     let stamp = match manifest {
         Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
         _ if request.embeddings => {
@@ -120,7 +130,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
                 .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?;
             embed_pending(&model.embedder, &mut update, observer).map_err(|e| match e {
                 Error::Interrupted => Error::IndexingStopped {
-                    kept: existing.as_ref().map_or(0, |i| i.papers().len()),
+                    kept: existing.as_ref().map_or(0, Index::len),
                 },
                 other => other,
             })?;
@@ -129,7 +139,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     };
     if update.is_noop() {
         let mut report = update.report().clone();
-        report.records = existing.as_ref().map_or(0, |i| i.papers().len());
+        report.records = existing.as_ref().map_or(0, Index::len);
         return Ok(report);
     }
     update.commit(dir, &stamp)
@@ -267,7 +277,19 @@ pub fn remove(dir: &Path, ids: &[String], observer: &dyn Observer) -> Result<Upd
         .collect::<Result<Vec<_>>>()?;
     rows.sort_unstable();
     rows.dedup();
-    Update::remove(&index, &rows).commit(dir, &ModelStamp::of(index.manifest()))
+    Update::remove(&index, &rows)?.commit(dir, &ModelStamp::of(index.manifest()))
+}
+
+/// Converts the format-2 index at `dir` to the current format, under the
+/// writer lock; false when it already is current.
+pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
+    let _lock = lock(dir, observer)?;
+    let upgraded = crate::index::upgrade(dir)?;
+    if !upgraded {
+        // Checks it opens.
+        Index::open(dir)?;
+    }
+    Ok(upgraded)
 }
 
 /// Takes the writer lock, saying so when another writer makes it wait.
@@ -297,17 +319,16 @@ pub fn rebuild_command(dir: &Path, model: &str, paths: &[PathBuf]) -> String {
 /// The folders an index's records came from, sorted: what a rebuild hint
 /// names when the original command line is not at hand.
 pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = index
-        .papers()
-        .iter()
-        .flat_map(|p| &p.sources)
-        .map(|s| {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let _ = index.for_each_paper(|_, paper| {
+        dirs.extend(paper.sources.iter().map(|s| {
             Path::new(&s.path)
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .map_or_else(|| PathBuf::from(&s.path), Path::to_path_buf)
-        })
-        .collect();
+        }));
+        Ok(())
+    });
     dirs.sort();
     dirs.dedup();
     dirs

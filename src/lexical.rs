@@ -157,6 +157,25 @@ pub fn trigram_overlap(a: &str, b: &str) -> f32 {
     a.intersection(&b).count() as f32 / smaller as f32
 }
 
+/// What evidence needs from a lexical index: how it analyses words and
+/// how much each term weighs.
+pub trait TermWeights {
+    /// How the index analyses words; queries must go through the same.
+    fn analysis(&self) -> Analysis;
+    /// The IDF of an analysed term, 0 when it occurs nowhere.
+    fn term_idf(&self, term: &str) -> f32;
+}
+
+impl TermWeights for Bm25 {
+    fn analysis(&self) -> Analysis {
+        self.analysis
+    }
+
+    fn term_idf(&self, term: &str) -> f32 {
+        Bm25::term_idf(self, term)
+    }
+}
+
 /// A BM25 index over records in row order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bm25 {

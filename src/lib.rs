@@ -36,7 +36,7 @@
 //! };
 //! let model = model.as_ref().map(|m| m as &dyn papers::embed::Embedder);
 //! for hit in query::answer(&index, model, &question)?.hits {
-//!     println!("{:.3} {}", hit.score, index.papers()[hit.row].headline());
+//!     println!("{:.3} {}", hit.score, index.paper(hit.row)?.headline());
 //! }
 //! # Ok(())
 //! # }

@@ -135,15 +135,16 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
     ranked.truncate(options.limit);
 
-    let analysis = index.lexical()?.analysis();
+    let analysis = crate::lexical::Analysis::CURRENT;
     let terms: Vec<HashSet<String>> = paragraphs
         .iter()
         .map(|p| evidence::query_terms(p, analysis))
         .collect();
-    let texts: Vec<&str> = ranked
+    let papers = ranked
         .iter()
-        .map(|(hit, _)| index.papers()[hit.row].text.as_str())
-        .collect();
+        .map(|(hit, _)| index.paper(hit.row))
+        .collect::<Result<Vec<_>>>()?;
+    let texts: Vec<&str> = papers.iter().map(|p| p.text.as_str()).collect();
     let evidence = match (model, &vectors, query.explain) {
         (Some(model), Some(vectors), true) => {
             // One model pass over every sentence of every hit.

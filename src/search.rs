@@ -67,6 +67,8 @@ pub enum Strategy {
     Exact,
     /// Walk the HNSW graph, then rescore its candidates exactly.
     Graph,
+    /// Scan the int8 vectors, then rescore the best candidates exactly.
+    Quantized,
 }
 
 impl Strategy {
@@ -76,6 +78,7 @@ impl Strategy {
             Strategy::Auto => "auto",
             Strategy::Exact => "exact",
             Strategy::Graph => "graph",
+            Strategy::Quantized => "int8",
         }
     }
 }
@@ -184,6 +187,42 @@ pub fn exact_scan(vectors: &[f32], dimension: usize, query: &[f32], exclude: &[u
         .collect()
 }
 
+/// The best `k` rows of `0..rows` that `keep` accepts, by `score`,
+/// unordered; scored in parallel, a chunk of rows at a time.
+pub fn top_k(
+    rows: usize,
+    k: usize,
+    score: impl Fn(usize) -> f32 + Sync,
+    keep: impl Fn(usize) -> bool + Sync,
+) -> Vec<Hit> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 8192;
+    if k == 0 {
+        return Vec::new();
+    }
+    let best = |hits: &mut Vec<Hit>| {
+        if hits.len() > k {
+            hits.select_nth_unstable_by(k - 1, order);
+            hits.truncate(k);
+        }
+    };
+    (0..rows.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut hits: Vec<Hit> = (c * CHUNK..((c + 1) * CHUNK).min(rows))
+                .filter(|&r| keep(r))
+                .map(|r| Hit::new(r, score(r)))
+                .collect();
+            best(&mut hits);
+            hits
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            best(&mut a);
+            a
+        })
+}
+
 fn order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
     b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
 }
@@ -249,7 +288,7 @@ pub fn combine(semantic: Vec<Hit>, lexical: Vec<Hit>, options: &SearchOptions) -
     }
 }
 
-/// Orders hits best first (ties by row, which is id order), applies the
+/// Orders hits best first (ties by row, the order records were added), applies the
 /// score floor and keeps at most `limit`.
 pub fn rank(mut hits: Vec<Hit>, options: &SearchOptions) -> Vec<Hit> {
     if let Some(floor) = options.min_score {
@@ -286,10 +325,21 @@ mod tests {
     }
 
     #[test]
-    fn exact_scan_skips_the_excluded_row() {
-        let vectors = [1.0, 0.0, 0.0, 1.0];
-        let hits = exact_scan(&vectors, 2, &[1.0, 0.0], &[0]);
-        assert_eq!(hits, vec![Hit::new(1, 0.0)]);
+    fn top_k_keeps_the_best_accepted_rows() {
+        let scores: Vec<f32> = (0..20_000).map(|i| ((i * 7919) % 10_007) as f32).collect();
+        let mut hits = top_k(scores.len(), 5, |r| scores[r], |r| r % 2 == 0);
+        hits.sort_by(order);
+        let mut expected: Vec<(usize, f32)> = scores
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(r, _)| r % 2 == 0)
+            .collect();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
+        let want: Vec<usize> = expected[..5].iter().map(|e| e.0).collect();
+        assert_eq!(rows, want);
+        assert!(top_k(10, 0, |_| 1.0, |_| true).is_empty());
     }
 
     #[test]

@@ -181,3 +181,24 @@ pub fn remove(ctx: &Context, ids: &[String]) -> Result<()> {
     }
     Ok(())
 }
+
+pub fn upgrade(ctx: &Context) -> Result<()> {
+    let observer = Terminal {
+        ctx,
+        bar: ProgressBar::hidden(),
+    };
+    if indexing::upgrade(&ctx.index_dir, &observer)? {
+        ctx.note(&format!(
+            "{}: upgraded to index format {}",
+            ctx.index_dir.display(),
+            papers::index::FORMAT_VERSION
+        ));
+    } else {
+        ctx.note(&format!(
+            "{}: already index format {}",
+            ctx.index_dir.display(),
+            papers::index::FORMAT_VERSION
+        ));
+    }
+    Ok(())
+}

@@ -60,6 +60,10 @@ enum Command {
     Dupes(query::DupesArgs),
     /// Drop papers from the index
     Remove(query::RemoveArgs),
+    /// Check every file of the index for damage (reads all of it)
+    Check,
+    /// Convert an index of an older format in place (nothing is embedded again)
+    Upgrade,
     /// Print the embeddings of texts as JSON Lines (stdin lines when no TEXT)
     Embed(model::EmbedArgs),
     /// Resolve the model (fetching it if needed) and say where it is
@@ -229,6 +233,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Info => query::info(&ctx),
         Command::Dupes(args) => query::dupes(&ctx, args),
         Command::Remove(args) => index::remove(&ctx, &args.ids),
+        Command::Check => query::check(&ctx),
+        Command::Upgrade => index::upgrade(&ctx),
         Command::Embed(args) => model::embed(&ctx, args),
         Command::Model(args) => model::describe(&ctx, args),
     }

@@ -175,7 +175,7 @@ pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
 
 pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
     let index = Index::open(&ctx.index_dir)?;
-    let pairs = index.near_duplicates(args.min_score, args.min_overlap);
+    let pairs = index.near_duplicates(args.min_score, args.min_overlap)?;
     ctx.printer().dupes(&index, &pairs)?;
     Ok(())
 }
@@ -200,5 +200,16 @@ pub fn info(ctx: &Context) -> Result<()> {
         size_bytes: index.size_on_disk(),
     };
     ctx.printer().info(&index, &extra)?;
+    Ok(())
+}
+
+pub fn check(ctx: &Context) -> Result<()> {
+    let index = Index::open(&ctx.index_dir)?;
+    index.check()?;
+    ctx.note(&format!(
+        "{}: {} records, every file checked, no damage found",
+        ctx.index_dir.display(),
+        index.len()
+    ));
     Ok(())
 }

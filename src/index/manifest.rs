@@ -1,10 +1,10 @@
-//! The manifest: `manifest.json`, the index's table of contents. It names the
-//! generation folder holding the current data files with each file's size
-//! and SHA-256, and records what the vectors mean (model, weights, dimension).
-//! It is written last and atomically, so it always describes a complete
-//! generation.
+//! The manifest: `manifest.json`, what the index's vectors mean (format
+//! version, model, weights, dimension). It is written when the index is
+//! created, atomically, and the database's state says everything that
+//! changes with an update; so the manifest is never rewritten by an
+//! update, and a reader can always tell the format before it opens
+//! anything else.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -12,19 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// The on-disk format this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "manifest.json";
-
-/// Size and digest of one data file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
-    /// Length in bytes.
-    pub bytes: u64,
-    /// Hex SHA-256 of the contents.
-    pub sha256: String,
-}
 
 /// The contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,54 +30,93 @@ pub struct Manifest {
     pub dimension: usize,
     /// The model's truncation length in word pieces.
     pub max_seq_length: usize,
-    /// Number of records (and vectors).
-    pub records: usize,
-    /// Increases by one with every write; names the data folder.
-    pub generation: u64,
     /// The data folder, relative to the index directory.
     pub data_dir: String,
-    /// Data files in `data_dir`, by name.
-    pub files: BTreeMap<String, FileEntry>,
-    /// Basename of the HNSW graph files in `data_dir`.
-    pub graph: String,
-    /// The papers version that wrote this.
+    /// The papers version that created the index.
     pub written_by: String,
-    /// Seconds since the Unix epoch at writing.
+    /// Seconds since the Unix epoch at creation.
     pub written_at: u64,
+    /// Hex SHA-256 of the manifest's JSON with this field empty.
+    #[serde(default)]
+    pub checksum: String,
+}
+
+/// The format version a manifest declares, read on its own so that an
+/// index of another version gets that message rather than a field-level
+/// complaint.
+pub fn version(dir: &Path) -> Result<(u32, String)> {
+    let path = dir.join(MANIFEST);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::IndexMissing {
+                path: dir.to_path_buf(),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(Error::corrupt(&path, "not UTF-8"))
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: u32,
+    }
+    let version: Version = serde_json::from_str(&text)
+        .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
+    Ok((version.format_version, text))
+}
+
+/// The SHA-256 (hex) of the compact JSON of `value`: what a manifest's
+/// `checksum` is, over the manifest without it.
+pub fn checksum_of(value: &serde_json::Value) -> String {
+    use sha2::{Digest, Sha256};
+    let json = serde_json::to_vec(value).expect("JSON serialises");
+    crate::embed::source::hex(&Sha256::digest(json))
 }
 
 impl Manifest {
-    /// Reads and checks `dir/manifest.json`.
+    /// Reads and checks `dir/manifest.json`; an index of another format
+    /// is an error ([`Error::IndexVersion`], or [`Error::IndexUpgrade`] for
+    /// one this build converts).
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::IndexMissing {
-                    path: dir.to_path_buf(),
-                })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                return Err(Error::corrupt(&path, "not UTF-8"))
-            }
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        // The version is checked on its own first, so an index from another
-        // version gets that message rather than a field-level complaint.
-        #[derive(Deserialize)]
-        struct Version {
-            format_version: u32,
+        let (found, text) = version(dir)?;
+        if found == super::legacy::VERSION {
+            return Err(Error::IndexUpgrade { path, found });
         }
-        let version: Version = serde_json::from_str(&text)
-            .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
-        if version.format_version != FORMAT_VERSION {
+        if found != FORMAT_VERSION {
             return Err(Error::IndexVersion {
                 path,
-                found: version.format_version,
+                found,
                 expected: FORMAT_VERSION,
             });
         }
-        serde_json::from_str(&text)
-            .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))
+        let manifest: Manifest = serde_json::from_str(&text)
+            .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
+        if manifest.digest() != manifest.checksum {
+            return Err(Error::corrupt(&path, "contents do not match its checksum"));
+        }
+        Ok(manifest)
+    }
+
+    /// The checksum of everything else: the SHA-256 of the compact JSON of
+    /// the other fields.
+    fn digest(&self) -> String {
+        let mut value = serde_json::to_value(self).expect("manifest serialises");
+        if let Some(map) = value.as_object_mut() {
+            map.remove("checksum");
+        }
+        checksum_of(&value)
+    }
+
+    /// Writes `dir/manifest.json` atomically, with its checksum.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let sealed = Manifest {
+            checksum: self.digest(),
+            ..self.clone()
+        };
+        let text = serde_json::to_vec_pretty(&sealed).expect("manifest serialises");
+        super::files::replace_atomic(&dir.join(MANIFEST), &text)
     }
 }

@@ -1,66 +1,83 @@
-//! A persistent index: records, their vectors and an HNSW graph in one
-//! directory.
+//! A persistent index: records in SQLite, vectors in memory-mapped
+//! append-only files, BM25 postings in immutable segments.
 //!
-//! # On-disk format (version 2)
+//! # On-disk format (version 3)
 //!
 //! ```text
 //! INDEX_DIR/
-//!   manifest.json      what is here: format version, model id, weights SHA-256,
-//!                      dimension, record count, and the data folder's files
-//!                      with their sizes and SHA-256s; written last, atomically
+//!   manifest.json      what the vectors mean: format version, model id,
+//!                      weights SHA-256, dimension, truncation; the data
+//!                      folder; a SHA-256 of the rest. Written atomically when
+//!                      the data folder is created (new index, --rebuild,
+//!                      upgrade from format 2), never by an update
 //!   lock               held by the one process writing the index
-//!   gen-000007/        the data of generation 7, never modified once written
-//!     records.json     JSON array of {id, text, sources}, sorted by id
-//!     vectors.f32      little-endian f32, one row of `dimension` per record
-//!     lexical.json     the BM25 index: terms per record and term postings
-//!     windows.bin      vectors of the text of long records past the
-//!                      model's truncation point: (u32 row, f32 × dimension)
-//!     graph.hnsw.graph hnsw_rs's dump of the graph (node id = record row)
-//!     graph.hnsw.data
-//!   gen-000006/        the previous generation, kept for readers that opened it
+//!   data-000002/
+//!     papers.sqlite    the records, the per-file counts and the committed
+//!                      state (see `db`): the commit point of every update
+//!     vectors.f32      little-endian f32 × dimension per row, appended
+//!     vectors.i8       per row an f32 scale and dimension × i8, appended
+//!     windows.f32      vectors of the text of long records past the model's
+//!                      truncation point: (u32 row, f32 × dimension), appended
+//!     lex-*.seg        BM25 segments over runs of rows (see `segment`)
 //! ```
 //!
-//! A write builds a new generation folder beside the current one, syncs it,
-//! then replaces `manifest.json` by rename. A run killed at any point leaves
-//! the old manifest naming complete old data. Readers take no lock.
+//! A record's row is its place in the vector files, in the order records
+//! were added. Removing or replacing a record marks its row dead; the
+//! vector stays until the next `--rebuild`.
+//!
+//! An update appends rows past the committed ones, writes its segment,
+//! syncs them, and then commits one SQLite transaction naming them. A run
+//! killed at any point leaves the last committed state: bytes past it are
+//! cut by the next append, unnamed segments deleted. Readers take no lock.
+//!
+//! Opening reads the manifest and the state and maps the files, checking
+//! their sizes: O(1) in the number of records. The full check (every
+//! record against its id, CRC-32s of every appended run and segment,
+//! SQLite's integrity check) is `papers check`, and runs on every open of
+//! an index small enough for it to cost no more than a few milliseconds.
 
+pub mod db;
+pub mod files;
 pub mod hnsw;
+pub mod legacy;
 pub mod manifest;
-pub mod store;
+pub mod rows;
+pub mod segment;
 pub mod update;
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 pub use manifest::{Manifest, FORMAT_VERSION};
-pub use update::{IndexLock, ModelStamp, Update, UpdateReport};
+pub use update::{upgrade, IndexLock, ModelStamp, Update, UpdateReport};
 
 use crate::error::{Error, Result};
-use crate::lexical::Bm25;
 use crate::paper::{validate_prefix, Paper, PaperId};
-use crate::search::{combine, exact_scan, rank, Hit, Mode, SearchOptions, Strategy};
-
-/// Keeps the hits whose records are published within `options.dates`.
-fn filter_dates(index: &Index, hits: &mut Vec<Hit>, options: &SearchOptions) {
-    if options.dates.is_set() {
-        hits.retain(|h| options.dates.contains(index.papers[h.row].date()));
-    }
-}
-
-/// The strategy to use: a date filter needs every record scored, so that
-/// filtering never empties a list that has matches.
-fn strategy_for(options: &SearchOptions) -> Strategy {
-    if options.dates.is_set() {
-        Strategy::Exact
-    } else {
-        options.strategy
-    }
-}
+use crate::search::{combine, rank, top_k, Hit, Mode, SearchOptions, Strategy};
+use db::{Alias, Db, State};
 use hnsw::Graph;
+use rows::RowFile;
+use segment::{Lexical, Segment};
 
-/// From this many records on, `auto` search walks the graph; below it the
-/// exact scan is faster than loading and walking the graph.
-pub const GRAPH_THRESHOLD: usize = 20_000;
+/// From this many records on, `auto` search scans the int8 vectors and
+/// rescores the best candidates with the f32 ones; below it, it scans the
+/// f32 vectors. The graph is never `auto`'s choice: a cold process pays
+/// more to load or build it than the scan costs (`bench/scale.sh`).
+pub const QUANTIZED_FROM: usize = 50_000;
+
+/// Candidates the int8 scan passes to the f32 rescoring per hit wanted,
+/// and at least.
+const RESCORE_FACTOR: usize = 4;
+const RESCORE_MIN: usize = 100;
+
+/// In hybrid mode, how deep the semantic ranking of an exact scan goes: a
+/// record further down adds under 1/1000 to its fused score.
+const HYBRID_SEMANTIC_DEPTH: usize = 1000;
+
+/// Indexes whose data files total less than this are fully checked on
+/// every open.
+const FULL_CHECK_BYTES: u64 = 16 << 20;
 
 /// Subtracted from a window's cosine before it stands for its record: a
 /// window is a fragment, and unpenalised fragments outrank whole abstracts
@@ -68,14 +85,6 @@ pub const GRAPH_THRESHOLD: usize = 20_000;
 /// tail query at rank 1 and costs nothing elsewhere; 0 costs 0.03 MRR on
 /// known-item queries.
 const WINDOW_PENALTY: f32 = 0.1;
-
-/// The file names hnsw_rs writes for a graph dumped under `basename`.
-fn graph_files(basename: &str) -> [String; 2] {
-    [
-        format!("{basename}.hnsw.graph"),
-        format!("{basename}.hnsw.data"),
-    ]
-}
 
 /// Two records that say nearly the same thing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,14 +102,17 @@ pub struct Dupe {
 /// An opened index, read-only.
 pub struct Index {
     dir: PathBuf,
+    data: PathBuf,
     manifest: Manifest,
-    papers: Vec<Paper>,
-    vectors: Vec<f32>,
+    state: State,
+    db: Mutex<Db>,
+    dead: BTreeSet<usize>,
+    vectors: RowFile,
+    quantized: RowFile,
+    windows: RowFile,
+    segments: Vec<db::SegmentEntry>,
+    lexical: OnceLock<Lexical>,
     graph: OnceLock<Graph>,
-    lexical_bytes: Vec<u8>,
-    lexical: OnceLock<Bm25>,
-    window_rows: Vec<u32>,
-    window_vectors: Vec<f32>,
 }
 
 impl Index {
@@ -109,54 +121,47 @@ impl Index {
         dirs::data_dir().map(|d| d.join("papers").join("index"))
     }
 
-    /// Opens the index in `dir`, checking every data file against the manifest.
+    /// Opens the index in `dir`: the manifest, the state, the mapped files
+    /// (sizes checked); small indexes also get the full check.
     pub fn open(dir: &Path) -> Result<Index> {
         let manifest = Manifest::read(dir)?;
         let data = dir.join(&manifest.data_dir);
-        let records_path = data.join(store::RECORDS);
-        let vectors_path = data.join(store::VECTORS);
-        let records = store::read_checked(&records_path, manifest.files.get(store::RECORDS))?;
-        let papers = store::decode_records(&records_path, &records)?;
-        if papers.len() != manifest.records {
-            return Err(Error::corrupt(
-                &records_path,
-                format!(
-                    "{} records, manifest says {}",
-                    papers.len(),
-                    manifest.records
-                ),
-            ));
+        let db = Db::open(&data, false)?;
+        let state = db.state()?;
+        let dead = db.dead()?;
+        let d = manifest.dimension;
+        let rows = state.rows as usize;
+        let vectors = RowFile::open(&data.join(rows::VECTORS), 4 * d, rows)?;
+        let quantized = RowFile::open(&data.join(rows::QUANTIZED), 4 + d, rows)?;
+        let windows = RowFile::open(&data.join(rows::WINDOWS), 4 + 4 * d, state.windows as usize)?;
+        let mut covered = 0;
+        for s in &state.segments {
+            if s.first_row != covered {
+                return Err(Error::corrupt(db.path(), "lexical segments leave a gap"));
+            }
+            covered += s.docs;
         }
-        if papers.windows(2).any(|w| w[0].id >= w[1].id) {
-            return Err(Error::corrupt(&records_path, "records out of order"));
+        if covered != state.rows || rows < dead.len() || (rows - dead.len()) as u64 != state.live {
+            return Err(Error::corrupt(db.path(), "state does not add up"));
         }
-        let vectors = store::read_checked(&vectors_path, manifest.files.get(store::VECTORS))?;
-        // The graph is loaded only when a search walks it, but its files are
-        // checked now so that damage is reported by every command.
-        for name in graph_files(&manifest.graph) {
-            store::read_checked(&data.join(&name), manifest.files.get(&name))?;
-        }
-        let lexical_bytes = store::read_checked(
-            &data.join(store::LEXICAL),
-            manifest.files.get(store::LEXICAL),
-        )?;
-        let windows_path = data.join(store::WINDOWS);
-        let windows = store::read_checked(&windows_path, manifest.files.get(store::WINDOWS))?;
-        let (window_rows, window_vectors) =
-            store::decode_windows(&windows_path, &windows, papers.len(), manifest.dimension)?;
-        let vectors =
-            store::decode_vectors(&vectors_path, &vectors, papers.len(), manifest.dimension)?;
-        Ok(Index {
+        let index = Index {
             dir: dir.to_path_buf(),
+            data,
             manifest,
-            papers,
+            segments: state.segments.clone(),
+            state,
+            db: Mutex::new(db),
+            dead,
             vectors,
-            graph: OnceLock::new(),
-            lexical_bytes,
+            quantized,
+            windows,
             lexical: OnceLock::new(),
-            window_rows,
-            window_vectors,
-        })
+            graph: OnceLock::new(),
+        };
+        if index.size_on_disk() < FULL_CHECK_BYTES {
+            index.check()?;
+        }
+        Ok(index)
     }
 
     /// The index directory.
@@ -164,55 +169,118 @@ impl Index {
         &self.dir
     }
 
+    /// The data folder.
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+
     /// The manifest it was opened with.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
 
-    /// All records, in id order.
-    pub fn papers(&self) -> &[Paper] {
-        &self.papers
+    /// The committed state it was opened at.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Live records.
+    pub fn len(&self) -> usize {
+        self.state.live as usize
+    }
+
+    /// Whether there are no live records.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rows in the vector files, dead ones included.
+    pub fn rows(&self) -> usize {
+        self.state.rows as usize
+    }
+
+    /// Whether `row` holds a live record.
+    pub fn is_live(&self, row: usize) -> bool {
+        row < self.rows() && !self.dead.contains(&row)
+    }
+
+    fn db(&self) -> std::sync::MutexGuard<'_, Db> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The record at `row`.
+    pub fn paper(&self, row: usize) -> Result<Paper> {
+        self.db().paper(row)?.ok_or_else(|| {
+            Error::corrupt(
+                self.data.join(db::DATABASE),
+                format!("no record for row {row}"),
+            )
+        })
+    }
+
+    /// Every live record with its row, in id order.
+    pub fn papers(&self) -> Result<Vec<(usize, Paper)>> {
+        let mut all = Vec::with_capacity(self.len());
+        self.for_each_paper(|row, paper| {
+            all.push((row, paper));
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// Calls `f` with every live record and its row, in id order.
+    pub fn for_each_paper(&self, f: impl FnMut(usize, Paper) -> Result<()>) -> Result<()> {
+        self.db().for_each(true, f)
+    }
+
+    /// Records seen in each input file, for `info`.
+    pub fn file_counts(&self) -> Result<std::collections::BTreeMap<String, usize>> {
+        self.db().file_counts()
     }
 
     /// The stored vector of the record at `row`.
-    pub fn vector(&self, row: usize) -> &[f32] {
-        let d = self.manifest.dimension;
-        &self.vectors[row * d..(row + 1) * d]
+    pub fn vector(&self, row: usize) -> std::borrow::Cow<'_, [f32]> {
+        rows::f32s(self.vectors.row(row))
+    }
+
+    /// Every window as (row, vector).
+    fn all_windows(&self) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, [f32]>)> {
+        (0..self.windows.rows()).filter_map(move |i| {
+            let bytes = self.windows.row(i);
+            let row = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+            self.is_live(row).then(|| (row, rows::f32s(&bytes[4..])))
+        })
     }
 
     /// The window vectors of the record at `row` (none unless its text runs
     /// past the model's truncation point).
-    pub fn windows_of(&self, row: usize) -> Vec<&[f32]> {
-        let d = self.manifest.dimension;
-        let start = self.window_rows.partition_point(|&r| (r as usize) < row);
-        self.window_rows[start..]
-            .iter()
-            .take_while(|&&r| r as usize == row)
-            .enumerate()
-            .map(|(i, _)| &self.window_vectors[(start + i) * d..(start + i + 1) * d])
+    pub fn windows_of(&self, row: usize) -> Vec<Vec<f32>> {
+        self.all_windows()
+            .filter(|(r, _)| *r == row)
+            .map(|(_, v)| v.into_owned())
             .collect()
     }
 
-    /// How many records have window vectors, and how many windows in all.
+    /// How many live records have window vectors, and how many windows in all.
     pub fn window_counts(&self) -> (usize, usize) {
-        // Rows are sorted: count where the row changes.
-        let long = self.window_rows.windows(2).filter(|w| w[0] != w[1]).count()
-            + usize::from(!self.window_rows.is_empty());
-        (long, self.window_rows.len())
+        let rows: Vec<usize> = self.all_windows().map(|(r, _)| r).collect();
+        let distinct: HashSet<usize> = rows.iter().copied().collect();
+        (distinct.len(), rows.len())
     }
 
     /// Raises each hit's score to its best window's, and adds records whose
-    /// windows score where the candidates did not reach (graph search).
-    fn apply_windows(&self, hits: &mut Vec<Hit>, query: &[f32]) {
-        if self.window_rows.is_empty() {
+    /// windows score where the candidates did not reach.
+    fn apply_windows(&self, hits: &mut Vec<Hit>, query: &[f32], keep: &dyn Fn(usize) -> bool) {
+        if self.windows.rows() == 0 {
             return;
         }
-        let d = self.manifest.dimension;
         let mut best: std::collections::HashMap<usize, f32> = std::collections::HashMap::new();
-        for (i, &row) in self.window_rows.iter().enumerate() {
-            let score = crate::search::dot(&self.window_vectors[i * d..(i + 1) * d], query)
-                - WINDOW_PENALTY;
-            let slot = best.entry(row as usize).or_insert(f32::MIN);
+        for (row, vector) in self.all_windows() {
+            if !keep(row) {
+                continue;
+            }
+            let score = crate::search::dot(&vector, query) - WINDOW_PENALTY;
+            let slot = best.entry(row).or_insert(f32::MIN);
             *slot = slot.max(score);
         }
         for hit in hits.iter_mut() {
@@ -221,25 +289,24 @@ impl Index {
             }
         }
         hits.extend(best.into_iter().map(|(row, score)| {
-            Hit::new(row, score.max(crate::search::dot(self.vector(row), query)))
+            Hit::new(row, score.max(crate::search::dot(&self.vector(row), query)))
         }));
     }
 
-    /// All vectors, row-major.
-    pub fn vectors(&self) -> &[f32] {
-        &self.vectors
-    }
-
-    /// Total bytes of the manifest and the current generation's files.
+    /// Bytes of the manifest and the data folder's files.
     pub fn size_on_disk(&self) -> u64 {
-        let manifest = std::fs::metadata(self.dir.join(manifest::MANIFEST)).map_or(0, |m| m.len());
-        manifest + self.manifest.files.values().map(|f| f.bytes).sum::<u64>()
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let mut total = size(&self.dir.join(manifest::MANIFEST));
+        if let Ok(entries) = std::fs::read_dir(&self.data) {
+            total += entries.flatten().map(|e| size(&e.path())).sum::<u64>();
+        }
+        total
     }
 
     /// The strategy `auto` resolves to for this index.
     pub fn resolve_strategy(&self, strategy: Strategy) -> Strategy {
         match strategy {
-            Strategy::Auto if self.papers.len() >= GRAPH_THRESHOLD => Strategy::Graph,
+            Strategy::Auto if self.len() >= QUANTIZED_FROM => Strategy::Quantized,
             Strategy::Auto => Strategy::Exact,
             other => other,
         }
@@ -250,51 +317,45 @@ impl Index {
     /// (a BEIR `_id`, an export's key) is exactly `prefix`; an error lists
     /// the candidates when several ids match.
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
+        let db = self.db();
         // An input's own id is the most specific: it wins over a hex prefix
         // that happens to spell it (BEIR's ids are decimal).
-        let own = |p: &Paper| {
-            !prefix.is_empty() && p.meta.as_ref().is_some_and(|m| m.source_id == prefix)
-        };
-        if let Some(row) = self.papers.iter().position(own) {
-            return Ok(row);
+        if !prefix.is_empty() {
+            if let Some(row) = db.row_by(Alias::SourceId, prefix)? {
+                return Ok(row);
+            }
         }
         // An arXiv id (from a JSON input) is an alias: `2405.01234`,
         // optionally with `arXiv:` before it or a version after it.
         if let Some(wanted) = crate::records::arxiv_id(prefix) {
-            return self
-                .papers
-                .iter()
-                .position(|p| {
-                    p.arxiv_id()
-                        .is_some_and(|id| crate::records::arxiv_id(id).as_deref() == Some(&wanted))
-                })
+            return db
+                .row_by(Alias::Arxiv, &wanted)?
                 .ok_or_else(|| Error::UnknownId {
                     id: prefix.to_string(),
                 });
         }
         let wanted = validate_prefix(prefix)?;
-        // Records are sorted by id, so the matches are one contiguous run.
-        let start = self
-            .papers
-            .partition_point(|p| p.id.hex().as_str() < wanted.as_str());
-        let matches: Vec<usize> = (start..self.papers.len())
-            .take_while(|&i| self.papers[i].id.hex().starts_with(&wanted))
-            .collect();
+        let matches = db.rows_with_prefix(&wanted, 11)?;
         match matches.as_slice() {
             [] => Err(Error::UnknownId {
                 id: prefix.to_string(),
             }),
-            [row] => Ok(*row),
+            [(row, _)] => Ok(*row),
             rows => Err(Error::AmbiguousId {
                 prefix: prefix.to_string(),
-                candidates: rows.iter().map(|&r| self.papers[r].id.hex()).collect(),
+                candidates: rows.iter().map(|(_, id)| id.clone()).collect(),
             }),
         }
     }
 
+    /// The row of the live record with this arXiv id (without version).
+    pub fn resolve_arxiv(&self, arxiv: &str) -> Result<Option<usize>> {
+        self.db().row_by(Alias::Arxiv, arxiv)
+    }
+
     /// The row of the record with exactly this id, if present.
-    pub fn row_of(&self, id: PaperId) -> Option<usize> {
-        self.papers.binary_search_by(|p| p.id.cmp(&id)).ok()
+    pub fn row_of(&self, id: PaperId) -> Result<Option<usize>> {
+        self.db().row_of(id)
     }
 
     /// The records nearest to a query vector.
@@ -302,21 +363,42 @@ impl Index {
         self.nearest(query, &[], options)
     }
 
-    /// The BM25 index, parsed on first use.
-    pub fn lexical(&self) -> Result<&Bm25> {
-        if let Some(bm25) = self.lexical.get() {
-            return Ok(bm25);
+    /// The lexical segments, opened on first use (their term tables are
+    /// checked then).
+    pub fn lexical(&self) -> Result<&Lexical> {
+        if let Some(lexical) = self.lexical.get() {
+            return Ok(lexical);
         }
-        let path = self.dir.join(&self.manifest.data_dir).join(store::LEXICAL);
-        let bm25: Bm25 = serde_json::from_slice(&self.lexical_bytes)
-            .map_err(|e| Error::corrupt(&path, format!("invalid lexical index: {e}")))?;
-        if !bm25.is_consistent(self.papers.len()) {
-            return Err(Error::corrupt(
-                &path,
-                "lexical index does not match the records",
-            ));
-        }
-        Ok(self.lexical.get_or_init(|| bm25))
+        let segments = self
+            .segments
+            .iter()
+            .map(|s| Segment::open(&self.data.join(&s.name), s.first_row, s.docs, s.bytes))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self
+            .lexical
+            .get_or_init(|| Lexical::new(segments, self.rows())))
+    }
+
+    /// The rows a search may return: live, not excluded, within the dates.
+    fn filter(
+        &self,
+        exclude: &[usize],
+        options: &SearchOptions,
+    ) -> Result<impl Fn(usize) -> bool + Sync + '_> {
+        let dated = if options.dates.is_set() {
+            Some(self.db().rows_dated(
+                options.dates.since.unwrap_or(0),
+                options.dates.until.unwrap_or(u32::MAX),
+            )?)
+        } else {
+            None
+        };
+        let exclude: HashSet<usize> = exclude.iter().copied().collect();
+        Ok(move |row: usize| {
+            !self.dead.contains(&row)
+                && !exclude.contains(&row)
+                && dated.as_ref().is_none_or(|d| d.contains(&row))
+        })
     }
 
     /// Answers a text query in `options.mode`: `vector` is the query's
@@ -328,48 +410,57 @@ impl Index {
         vector: Option<&[f32]>,
         options: &SearchOptions,
     ) -> Result<Vec<Hit>> {
+        let keep = self.filter(&[], options)?;
         let semantic = match (options.mode, vector) {
             (Mode::Lexical, _) => Vec::new(),
             (_, Some(vector)) => {
-                // Fusion needs more than the final count from the graph.
+                // Fusion needs more than the final count.
                 let depth = match options.mode {
-                    Mode::Hybrid => options.limit.max(crate::search::FUSION_DEPTH),
+                    Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
                     _ => options.limit,
                 };
-                let mut hits = self.candidates(vector, &[], depth, strategy_for(options))?;
-                self.apply_windows(&mut hits, vector);
-                filter_dates(self, &mut hits, options);
+                let mut hits = self.candidates(vector, &keep, depth, options.strategy)?;
+                self.apply_windows(&mut hits, vector, &keep);
                 hits
             }
             (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
         };
-        let mut lexical = match options.mode {
+        let lexical = match options.mode {
             Mode::Semantic => Vec::new(),
-            _ => self.lexical()?.score(text),
+            _ => self
+                .lexical()?
+                .score(text)?
+                .into_iter()
+                .filter(|&(row, _)| keep(row))
+                .map(|(row, score)| Hit::new(row, score))
+                .collect(),
         };
-        filter_dates(self, &mut lexical, options);
         Ok(combine(semantic, lexical, options))
     }
 
     /// Loads now what [`Index::search_text`] with `options` will read (the
-    /// lexical index, the graph), so that a caller can do so while it waits
-    /// for something else, such as the model.
+    /// lexical segments, the vectors' pages, the graph), so that a caller
+    /// can do so while it waits for something else, such as the model.
     pub fn prepare(&self, options: &SearchOptions) -> Result<()> {
         if options.mode != Mode::Semantic {
             self.lexical()?;
         }
-        if options.mode != Mode::Lexical
-            && !self.papers.is_empty()
-            && self.resolve_strategy(strategy_for(options)) == Strategy::Graph
-        {
-            self.graph()?;
+        if options.mode != Mode::Lexical {
+            match self.resolve_strategy(options.strategy) {
+                Strategy::Graph => {
+                    self.graph();
+                }
+                Strategy::Quantized => self.quantized.will_need(),
+                _ => self.vectors.will_need(),
+            }
         }
         Ok(())
     }
 
     /// The records nearest to the record at `row`, never the record itself.
     pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.nearest(self.vector(row), &[row], options)
+        let query = self.vector(row).into_owned();
+        self.nearest(&query, &[row], options)
     }
 
     /// Pairs of distinct records that are near duplicates: cosine
@@ -377,35 +468,39 @@ impl Index {
     /// shorter one's word trigrams shared (cosine alone does not separate
     /// revised versions from papers on one topic). Most similar first, each
     /// pair once, lower row first.
-    pub fn near_duplicates(&self, min_score: f32, min_overlap: f32) -> Vec<Dupe> {
+    pub fn near_duplicates(&self, min_score: f32, min_overlap: f32) -> Result<Vec<Dupe>> {
         use rayon::prelude::*;
-        let n = self.papers.len();
-        let mut pairs: Vec<Dupe> = (0..n)
-            .into_par_iter()
-            .flat_map_iter(|a| {
-                let va = self.vector(a);
-                (a + 1..n).filter_map(move |b| {
-                    let score = crate::search::dot(va, self.vector(b));
-                    if score < min_score {
-                        return None;
-                    }
-                    let overlap =
-                        crate::lexical::trigram_overlap(&self.papers[a].text, &self.papers[b].text);
-                    (overlap >= min_overlap).then_some(Dupe {
-                        a,
-                        b,
-                        score,
-                        overlap,
-                    })
+        let live: Vec<usize> = (0..self.rows()).filter(|&r| self.is_live(r)).collect();
+        let close: Vec<(usize, usize, f32)> = live
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(i, &a)| {
+                let va = self.vector(a).into_owned();
+                live[i + 1..].iter().filter_map(move |&b| {
+                    let score = crate::search::dot(&va, &self.vector(b));
+                    (score >= min_score).then_some((a, b, score))
                 })
             })
             .collect();
+        let mut pairs = Vec::new();
+        for (a, b, score) in close {
+            let overlap =
+                crate::lexical::trigram_overlap(&self.paper(a)?.text, &self.paper(b)?.text);
+            if overlap >= min_overlap {
+                pairs.push(Dupe {
+                    a,
+                    b,
+                    score,
+                    overlap,
+                });
+            }
+        }
         pairs.sort_by(|x, y| {
             y.score
                 .total_cmp(&x.score)
                 .then((x.a, x.b).cmp(&(y.a, y.b)))
         });
-        pairs
+        Ok(pairs)
     }
 
     /// The records nearest to the records at `like` and away from those at
@@ -421,7 +516,7 @@ impl Index {
         let mean = |rows: &[usize]| {
             let mut sum = vec![0f32; d];
             for &row in rows {
-                for (s, x) in sum.iter_mut().zip(self.vector(row)) {
+                for (s, x) in sum.iter_mut().zip(self.vector(row).iter()) {
                     *s += x / rows.len() as f32;
                 }
             }
@@ -449,17 +544,17 @@ impl Index {
         exclude: &[usize],
         options: &SearchOptions,
     ) -> Result<Vec<Hit>> {
-        let mut hits = self.candidates(query, exclude, options.limit, strategy_for(options))?;
-        filter_dates(self, &mut hits, options);
+        let keep = self.filter(exclude, options)?;
+        let hits = self.candidates(query, &keep, options.limit, options.strategy)?;
         Ok(rank(hits, options))
     }
 
-    /// Unranked candidates for a query vector: every record (exact scan),
-    /// or about `wanted` from the graph, rescored exactly; never `exclude`.
+    /// Unranked candidates for a query vector, at least the best `wanted`
+    /// of the rows `keep` accepts, scored with the f32 vectors.
     fn candidates(
         &self,
         query: &[f32],
-        exclude: &[usize],
+        keep: &(dyn Fn(usize) -> bool + Sync),
         wanted: usize,
         strategy: Strategy,
     ) -> Result<Vec<Hit>> {
@@ -470,35 +565,111 @@ impl Index {
                 expected: self.manifest.dimension,
             });
         }
+        let rows = self.rows();
+        let wanted = wanted.min(rows);
+        let exact = |row: usize| crate::search::dot(&self.vector(row), query);
         Ok(match self.resolve_strategy(strategy) {
-            Strategy::Graph if !self.papers.is_empty() => {
-                let wanted = wanted.saturating_add(exclude.len()).min(self.papers.len());
-                // The graph gives candidates; their scores are recomputed
-                // from the stored vectors so both paths score identically.
-                self.graph()?
-                    .search(query, wanted)
+            Strategy::Graph if rows > 0 => {
+                // Ask for more than wanted: dead or filtered rows are dropped.
+                let ask = wanted
+                    .saturating_add(rows - self.len())
+                    .saturating_mul(2)
+                    .min(rows);
+                self.graph()
+                    .search(query, ask)
                     .into_iter()
-                    .filter(|&(row, _)| !exclude.contains(&row) && row < self.papers.len())
-                    .map(|(row, _)| Hit::new(row, crate::search::dot(self.vector(row), query)))
+                    .filter(|&(row, _)| row < rows && keep(row))
+                    .map(|(row, _)| Hit::new(row, exact(row)))
                     .collect()
             }
-            _ => exact_scan(&self.vectors, self.manifest.dimension, query, exclude),
+            Strategy::Quantized => {
+                let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
+                let approx = top_k(
+                    rows,
+                    pool,
+                    |row| rows::quantized_dot(self.quantized.row(row), query),
+                    keep,
+                );
+                approx
+                    .into_iter()
+                    .map(|h| Hit::new(h.row, exact(h.row)))
+                    .collect()
+            }
+            _ => top_k(rows, wanted, exact, keep),
         })
     }
 
-    /// The HNSW graph, loaded on first use after checking its files.
-    fn graph(&self) -> Result<&Graph> {
-        if let Some(graph) = self.graph.get() {
-            return Ok(graph);
+    /// The HNSW graph over every row, built in memory on first use.
+    fn graph(&self) -> &Graph {
+        self.graph.get_or_init(|| {
+            let bytes = self.vectors.bytes();
+            Graph::build(&rows::f32s(bytes), self.manifest.dimension)
+        })
+    }
+
+    /// The full check: SQLite's integrity check, every record against its
+    /// id and row, the CRC-32 of every appended run, of the windows and of
+    /// every segment. The error names the first damaged file.
+    pub fn check(&self) -> Result<()> {
+        let db = self.db();
+        if let Some(problem) = db.integrity()? {
+            return Err(Error::corrupt(db.path(), problem));
         }
-        let data = self.dir.join(&self.manifest.data_dir);
-        let graph = Graph::load(&data, &self.manifest.graph)?;
-        if graph.len() != self.papers.len() {
+        let mut live = 0u64;
+        db.for_each(false, |row, paper| {
+            live += 1;
+            if PaperId::of(&paper.text) != paper.id || row >= self.rows() {
+                return Err(Error::corrupt(
+                    db.path(),
+                    format!("record {} does not match its text", paper.id),
+                ));
+            }
+            Ok(())
+        })?;
+        if live != self.state.live {
             return Err(Error::corrupt(
-                data.join(format!("{}.hnsw.graph", self.manifest.graph)),
-                format!("{} nodes for {} records", graph.len(), self.papers.len()),
+                db.path(),
+                "record count does not match the state",
             ));
         }
-        Ok(self.graph.get_or_init(|| graph))
+        drop(db);
+        let d = self.manifest.dimension;
+        let mut next = 0;
+        for chunk in &self.state.chunks {
+            let range = |width: usize| {
+                chunk.start as usize * width..(chunk.start + chunk.rows) as usize * width
+            };
+            let ok = chunk.start == next
+                && crc32fast::hash(&self.vectors.bytes()[range(4 * d)]) == chunk.vectors_crc;
+            if !ok {
+                return Err(Error::corrupt(
+                    self.vectors.path(),
+                    "vectors do not match their checksums",
+                ));
+            }
+            if crc32fast::hash(&self.quantized.bytes()[range(4 + d)]) != chunk.quantized_crc {
+                return Err(Error::corrupt(
+                    self.quantized.path(),
+                    "vectors do not match their checksums",
+                ));
+            }
+            next = chunk.start + chunk.rows;
+        }
+        if next != self.state.rows {
+            return Err(Error::corrupt(
+                self.vectors.path(),
+                "rows without a checksum",
+            ));
+        }
+        if crc32fast::hash(self.windows.bytes()) != self.state.windows_crc {
+            return Err(Error::corrupt(
+                self.windows.path(),
+                "windows do not match their checksum",
+            ));
+        }
+        for segment in self.lexical()?.segments() {
+            segment.check_postings()?;
+        }
+        Ok(())
     }
 }

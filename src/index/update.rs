@@ -1,19 +1,21 @@
 //! Writing an index: the writer lock, merging a corpus into what is already
-//! indexed (only new abstracts need vectors), and committing a new
-//! generation atomically.
+//! indexed (only new abstracts need vectors), and committing it: appended
+//! rows and a new segment, then one database transaction. A new index,
+//! `--rebuild` and the upgrade from format 2 write a new data folder and
+//! switch the manifest to it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions, TryLockError};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::hnsw::Graph;
-use super::manifest::{Manifest, FORMAT_VERSION, MANIFEST};
-use super::{store, Index};
+use super::db::{Chunk, Db, SegmentEntry, State, DATABASE};
+use super::manifest::{Manifest, FORMAT_VERSION};
+use super::segment::{self, Builder, Segment};
+use super::{files, legacy, rows, Index};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::lexical::{Analysis, Bm25};
-use crate::paper::{Paper, PaperId};
+use crate::paper::Paper;
 
 /// The lock file's name in the index directory.
 pub const LOCK: &str = "lock";
@@ -101,29 +103,39 @@ pub struct UpdateReport {
     pub records: usize,
 }
 
-/// An index update in progress: the merged records and the vectors known so
-/// far. Nothing touches the disk until [`Update::commit`].
+/// A new record with its vector and window vectors.
+type NewRecord = (Paper, Vec<f32>, Vec<Vec<f32>>);
+
+/// An index update in progress: the new records and their vectors so far,
+/// and the changes to records already indexed. Nothing touches the disk
+/// until [`Update::commit`].
 pub struct Update {
-    papers: Vec<Paper>,
+    /// New records, and their vectors and windows once known.
+    new: Vec<Paper>,
     vectors: Vec<Option<Vec<f32>>>,
     windows: Vec<Vec<Vec<f32>>>,
-    previous: Option<Manifest>,
-    /// The existing lexical index was built with an older analysis.
-    stale_lexical: bool,
+    /// Indexed records whose sources grew: row -> (before, after).
+    changed: BTreeMap<usize, (Paper, Paper)>,
+    /// Indexed records dropped (removed, or replaced by a new version).
+    dropped: BTreeMap<usize, Paper>,
+    /// The index updated, unless this writes a new one.
+    base: Option<Base>,
     report: UpdateReport,
 }
 
+/// What an update appends to.
+struct Base {
+    data: std::path::PathBuf,
+    state: State,
+}
+
 impl Update {
-    /// Starts from `existing` (or nothing) and adds `corpus`.
-    pub fn new(existing: Option<&Index>, corpus: &Corpus) -> Update {
+    /// Starts from `existing` (or nothing) and adds `corpus`: each record is
+    /// looked up by id (and by arXiv id for new versions), so the cost is
+    /// in the size of the corpus, not of the index.
+    pub fn new(existing: Option<&Index>, corpus: &Corpus) -> Result<Update> {
         let mut update = Update::from_existing(existing);
-        let rows: HashMap<PaperId, usize> = update
-            .papers
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.id, i))
-            .collect();
-        let mut report = UpdateReport {
+        update.report = UpdateReport {
             files: corpus.files.len(),
             skipped: corpus.skipped.len(),
             paragraphs: corpus.paragraphs,
@@ -132,99 +144,84 @@ impl Update {
             bad_lines: corpus.bad_lines.len(),
             ..Default::default()
         };
-        let arxiv_rows: HashMap<String, usize> = update
-            .papers
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.arxiv_id().map(|a| (a.to_string(), i)))
-            .collect();
-        let mut dropped = vec![false; update.papers.len()];
         for paper in &corpus.papers {
-            match rows.get(&paper.id) {
-                Some(&row) => {
-                    report.already_present += 1;
-                    report.new_sources += update.papers[row].merge(paper.clone());
+            let row = match existing {
+                Some(index) => index.row_of(paper.id)?,
+                None => None,
+            };
+            match (row, existing) {
+                (Some(row), Some(index)) => {
+                    update.report.already_present += 1;
+                    let entry = match update.changed.remove(&row) {
+                        Some(entry) => entry,
+                        None => {
+                            let before = index.paper(row)?;
+                            (before.clone(), before)
+                        }
+                    };
+                    let (before, mut after) = entry;
+                    let added = after.merge(paper.clone());
+                    update.report.new_sources += added;
+                    if after != before {
+                        update.changed.insert(row, (before, after));
+                    }
                 }
-                None => {
-                    report.added += 1;
+                _ => {
+                    update.report.added += 1;
                     let mut paper = paper.clone();
                     // A new version of an indexed arXiv paper replaces it.
-                    if let Some(&old) = paper.arxiv_id().and_then(|a| arxiv_rows.get(a)) {
-                        if !dropped[old] {
-                            dropped[old] = true;
-                            report.replaced += 1;
-                            paper.add_sources(update.papers[old].sources.clone());
+                    if let (Some(index), Some(arxiv)) = (
+                        existing,
+                        paper.arxiv_id().and_then(crate::records::arxiv_id),
+                    ) {
+                        if let Some(old) = index.resolve_arxiv(&arxiv)? {
+                            if !update.dropped.contains_key(&old) {
+                                let before = match update.changed.remove(&old) {
+                                    Some((before, after)) => {
+                                        paper.add_sources(after.sources);
+                                        before
+                                    }
+                                    None => {
+                                        let before = index.paper(old)?;
+                                        paper.add_sources(before.sources.clone());
+                                        before
+                                    }
+                                };
+                                update.report.replaced += 1;
+                                update.dropped.insert(old, before);
+                            }
                         }
                     }
-                    update.papers.push(paper);
+                    update.new.push(paper);
                     update.vectors.push(None);
                     update.windows.push(Vec::new());
                 }
             }
         }
-        if dropped.contains(&true) {
-            let keep: Vec<bool> = (0..update.papers.len())
-                .map(|i| !dropped.get(i).copied().unwrap_or(false))
-                .collect();
-            update.retain(&keep);
-        }
-        update.report = report;
-        update
+        Ok(update)
     }
 
     /// Starts from `existing` and drops the records at `rows`.
-    pub fn remove(existing: &Index, rows: &[usize]) -> Update {
+    pub fn remove(existing: &Index, rows: &[usize]) -> Result<Update> {
         let mut update = Update::from_existing(Some(existing));
-        let mut keep = vec![true; update.papers.len()];
         for &row in rows {
-            keep[row] = false;
+            update.dropped.insert(row, existing.paper(row)?);
         }
-        update.retain(&keep);
-        update.report.removed = keep.iter().filter(|k| !**k).count();
-        update
-    }
-
-    /// Keeps the positions where `keep` is true.
-    fn retain(&mut self, keep: &[bool]) {
-        let mut flags = keep.iter();
-        self.papers.retain(|_| *flags.next().unwrap_or(&true));
-        let mut flags = keep.iter();
-        self.vectors.retain(|_| *flags.next().unwrap_or(&true));
-        let mut flags = keep.iter();
-        self.windows.retain(|_| *flags.next().unwrap_or(&true));
+        update.report.removed = update.dropped.len();
+        Ok(update)
     }
 
     fn from_existing(existing: Option<&Index>) -> Update {
-        let (papers, vectors, windows, previous) = match existing {
-            Some(index) => (
-                index.papers().to_vec(),
-                (0..index.papers().len())
-                    .map(|r| Some(index.vector(r).to_vec()))
-                    .collect(),
-                (0..index.papers().len())
-                    .map(|r| {
-                        index
-                            .windows_of(r)
-                            .into_iter()
-                            .map(<[f32]>::to_vec)
-                            .collect()
-                    })
-                    .collect(),
-                Some(index.manifest().clone()),
-            ),
-            None => (Vec::new(), Vec::new(), Vec::new(), None),
-        };
-        let stale_lexical = existing.is_some_and(|index| {
-            index
-                .lexical()
-                .is_ok_and(|bm25| bm25.analysis() != Analysis::CURRENT)
-        });
         Update {
-            papers,
-            vectors,
-            windows,
-            previous,
-            stale_lexical,
+            new: Vec::new(),
+            vectors: Vec::new(),
+            windows: Vec::new(),
+            changed: BTreeMap::new(),
+            dropped: BTreeMap::new(),
+            base: existing.map(|index| Base {
+                data: index.data_dir().to_path_buf(),
+                state: index.state().clone(),
+            }),
             report: UpdateReport::default(),
         }
     }
@@ -236,13 +233,13 @@ impl Update {
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_none())
-            .map(|(i, _)| (i, self.papers[i].embed_text()))
+            .map(|(i, _)| (i, self.new[i].embed_text()))
             .collect()
     }
 
     /// The record at `position` (as [`Update::pending`] names it).
     pub fn paper(&self, position: usize) -> &Paper {
-        &self.papers[position]
+        &self.new[position]
     }
 
     /// Supplies the vector for a pending position.
@@ -255,15 +252,12 @@ impl Update {
         self.windows[position] = windows;
     }
 
-    /// Whether the update changes nothing on disk (an index whose lexical
-    /// part predates the current analysis is rewritten, without embedding).
+    /// Whether the update changes nothing on disk.
     pub fn is_noop(&self) -> bool {
-        self.previous.is_some()
-            && !self.stale_lexical
-            && self.report.added == 0
-            && self.report.new_sources == 0
-            && self.report.removed == 0
-            && self.report.replaced == 0
+        self.base.is_some()
+            && self.new.is_empty()
+            && self.changed.is_empty()
+            && self.dropped.is_empty()
     }
 
     /// The counts so far.
@@ -271,13 +265,12 @@ impl Update {
         &self.report
     }
 
-    /// Writes a new generation and switches the manifest to it. Records are
-    /// sorted by id and the graph is built by serial inserts in that order,
-    /// so the same records always give the same files.
+    /// Commits the update. New records get the rows after the committed
+    /// ones, in id order, so the same inputs always give the same files.
     pub fn commit(mut self, dir: &Path, stamp: &ModelStamp) -> Result<UpdateReport> {
-        let mut rows: Vec<(Paper, Vec<f32>, Vec<Vec<f32>>)> = Vec::with_capacity(self.papers.len());
+        let mut new = Vec::with_capacity(self.new.len());
         for ((paper, vector), windows) in self
-            .papers
+            .new
             .drain(..)
             .zip(self.vectors.drain(..))
             .zip(self.windows.drain(..))
@@ -293,123 +286,289 @@ impl Update {
                     expected: stamp.dimension,
                 });
             }
-            rows.push((paper, vector, windows));
+            new.push((paper, vector, windows));
         }
-        rows.sort_by_key(|(paper, _, _)| paper.id);
-        let mut papers = Vec::with_capacity(rows.len());
-        let mut flat: Vec<f32> = Vec::with_capacity(rows.len() * stamp.dimension);
-        let mut windows: Vec<(u32, Vec<f32>)> = Vec::new();
-        for (row, (paper, vector, paper_windows)) in rows.into_iter().enumerate() {
-            papers.push(paper);
-            flat.extend_from_slice(&vector);
-            windows.extend(paper_windows.into_iter().map(|w| (row as u32, w)));
-        }
-
-        // What the manifest names now (even when rebuilding over it), so its
-        // data survives this write for readers that opened it.
-        let old = Manifest::read(dir).ok();
-        let generation = next_generation(dir, old.as_ref().or(self.previous.as_ref()));
-        let data_dir = format!("gen-{generation:06}");
-        let data = dir.join(&data_dir);
-        // A folder of this name can only be left over from a killed run.
-        if data.exists() {
-            std::fs::remove_dir_all(&data).map_err(|e| Error::io(&data, e))?;
-        }
-        std::fs::create_dir_all(&data).map_err(|e| Error::io(&data, e))?;
-
-        let mut files = BTreeMap::new();
-        let records = store::encode_records(&papers);
-        files.insert(
-            store::RECORDS.to_string(),
-            store::write_synced(&data.join(store::RECORDS), &records)?,
-        );
-        files.insert(
-            store::VECTORS.to_string(),
-            store::write_synced(&data.join(store::VECTORS), &store::encode_vectors(&flat))?,
-        );
-        let documents: Vec<std::borrow::Cow<str>> = papers.iter().map(Paper::embed_text).collect();
-        let lexical = Bm25::build(documents.iter().map(|d| d.as_ref()));
-        let lexical = serde_json::to_vec(&lexical).expect("lexical index serialises");
-        files.insert(
-            store::LEXICAL.to_string(),
-            store::write_synced(&data.join(store::LEXICAL), &lexical)?,
-        );
-        let windows: Vec<(u32, &[f32])> = windows.iter().map(|(r, w)| (*r, w.as_slice())).collect();
-        files.insert(
-            store::WINDOWS.to_string(),
-            store::write_synced(&data.join(store::WINDOWS), &store::encode_windows(&windows))?,
-        );
-        for name in Graph::build(&flat, stamp.dimension).dump(&data, store::GRAPH)? {
-            let path = data.join(&name);
-            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-            // Rewritten through write_synced to fsync it and record its digest.
-            files.insert(name, store::write_synced(&path, &bytes)?);
-        }
-        store::sync_dir(&data)?;
-
-        let manifest = Manifest {
-            format_version: FORMAT_VERSION,
-            model: stamp.model.clone(),
-            weights_sha256: stamp.weights_sha256.clone(),
-            dimension: stamp.dimension,
-            max_seq_length: stamp.max_seq_length,
-            records: papers.len(),
-            generation,
-            data_dir,
-            files,
-            graph: store::GRAPH.to_string(),
-            written_by: format!("papers {}", env!("CARGO_PKG_VERSION")),
-            written_at: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+        new.sort_by_key(|(paper, _, _)| paper.id);
+        let (data, state, fresh) = match self.base.take() {
+            Some(base) => (base.data, base.state, None),
+            None => {
+                let (data, manifest) = create_data_dir(dir, stamp)?;
+                (data, State::default(), Some(manifest))
+            }
         };
-        let text = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-        store::replace_atomic(&dir.join(MANIFEST), &text)?;
-        remove_stale(
-            dir,
-            &manifest.data_dir,
-            old.as_ref().map(|m| m.data_dir.as_str()),
-        );
-
-        self.report.records = papers.len();
+        let state = append(
+            &data,
+            stamp.dimension,
+            state,
+            &new,
+            &self.changed,
+            &self.dropped,
+        )?;
+        if let Some(manifest) = fresh {
+            // The new folder is complete: switch to it, then drop the others.
+            manifest.write(dir)?;
+            remove_other_data_dirs(dir, &manifest.data_dir);
+        }
+        self.report.records = state.live as usize;
         Ok(self.report)
     }
 }
 
-/// One more than any generation named by the old manifest or present on
-/// disk, so a new generation never overwrites one a manifest may name, even
-/// on `--rebuild` over a damaged index.
-fn next_generation(dir: &Path, previous: Option<&Manifest>) -> u64 {
-    let on_disk = std::fs::read_dir(dir)
+/// Creates the next data folder (empty database, empty row files) and the
+/// manifest that will name it.
+fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(std::path::PathBuf, Manifest)> {
+    let next = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| generation_of(&e.file_name().to_string_lossy()))
+        .filter_map(|e| number_of(&e.file_name().to_string_lossy()))
         .max()
-        .unwrap_or(0);
-    on_disk.max(previous.map_or(0, |m| m.generation)) + 1
+        .unwrap_or(0)
+        + 1;
+    let data_dir = format!("data-{next:06}");
+    let data = dir.join(&data_dir);
+    std::fs::create_dir_all(&data).map_err(|e| Error::io(&data, e))?;
+    Db::create(&data.join(DATABASE))?;
+    for name in [rows::VECTORS, rows::QUANTIZED, rows::WINDOWS] {
+        files::write_synced(&data.join(name), &[])?;
+    }
+    files::sync_dir(&data)?;
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        model: stamp.model.clone(),
+        weights_sha256: stamp.weights_sha256.clone(),
+        dimension: stamp.dimension,
+        max_seq_length: stamp.max_seq_length,
+        data_dir,
+        written_by: format!("papers {}", env!("CARGO_PKG_VERSION")),
+        written_at: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        checksum: String::new(),
+    };
+    Ok((data, manifest))
 }
 
-fn generation_of(name: &str) -> Option<u64> {
-    name.strip_prefix("gen-")?.parse().ok()
+/// The number of a data folder (`data-000007`) or a format-2 generation
+/// folder (`gen-000007`).
+fn number_of(name: &str) -> Option<u64> {
+    name.strip_prefix("data-")
+        .or_else(|| name.strip_prefix("gen-"))?
+        .parse()
+        .ok()
 }
 
-/// Deletes data folders other than the current one and the one the previous
-/// manifest named (a reader may still be using it), and temporary files
-/// left by killed runs. Best effort: leftovers cost space, not correctness.
-fn remove_stale(dir: &Path, current: &str, previous: Option<&str>) {
+/// Deletes data and generation folders other than `current`, and
+/// temporary files left by killed runs. Best effort: leftovers cost space,
+/// not correctness; a reader that opened an old folder keeps its open files.
+fn remove_other_data_dirs(dir: &Path, current: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let path: PathBuf = entry.path();
-        if generation_of(&name).is_some() {
-            if name != current && Some(name.as_str()) != previous {
-                let _ = std::fs::remove_dir_all(&path);
-            }
+        if number_of(&name).is_some() && name != current {
+            let _ = std::fs::remove_dir_all(entry.path());
         } else if name.starts_with("manifest.tmp-") {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// The level of a segment of `docs` rows in the merge policy: segments of
+/// one level are merged into one of the next, like a binary counter.
+fn level(docs: u64) -> u32 {
+    (docs.max(1) / 256).max(1).ilog2()
+}
+
+/// Appends `new` to the data folder `data` whose committed state is
+/// `state`, applies `changed` and `dropped`, and commits; returns the new
+/// state.
+fn append(
+    data: &Path,
+    dimension: usize,
+    mut state: State,
+    new: &[NewRecord],
+    changed: &BTreeMap<usize, (Paper, Paper)>,
+    dropped: &BTreeMap<usize, Paper>,
+) -> Result<State> {
+    let first = state.rows;
+    // 1. The rows, past the committed ones (cutting any torn tail).
+    let mut f32s = Vec::with_capacity(new.len() * dimension * 4);
+    let mut quantized = Vec::with_capacity(new.len() * (dimension + 4));
+    let mut windows = Vec::new();
+    for (i, (_, vector, paper_windows)) in new.iter().enumerate() {
+        f32s.extend(rows::encode_f32(vector));
+        quantized.extend(rows::quantize(vector));
+        for w in paper_windows {
+            windows.extend_from_slice(&((first as usize + i) as u32).to_le_bytes());
+            windows.extend(rows::encode_f32(w));
+        }
+    }
+    if !new.is_empty() {
+        rows::append(
+            &data.join(rows::VECTORS),
+            first * 4 * dimension as u64,
+            &f32s,
+        )?;
+        rows::append(
+            &data.join(rows::QUANTIZED),
+            first * (4 + dimension as u64),
+            &quantized,
+        )?;
+        state.chunks.push(Chunk {
+            start: first,
+            rows: new.len() as u64,
+            vectors_crc: crc32fast::hash(&f32s),
+            quantized_crc: crc32fast::hash(&quantized),
+        });
+    }
+    let window_width = 4 + 4 * dimension as u64;
+    let windows_path = data.join(rows::WINDOWS);
+    rows::append(&windows_path, state.windows * window_width, &windows)?;
+    state.windows += windows.len() as u64 / window_width;
+    let all_windows = RowBytes::read(&windows_path, state.windows * window_width)?;
+    state.windows_crc = crc32fast::hash(&all_windows);
+
+    // 2. The lexical segments: the new rows, at most segment::MAX_DOCS each,
+    // then merges of equal levels.
+    let mut written: Vec<String> = Vec::new();
+    let mut retired: Vec<String> = Vec::new();
+    for (c, chunk) in new.chunks(segment::MAX_DOCS).enumerate() {
+        let start = first + (c * segment::MAX_DOCS) as u64;
+        let mut builder = Builder::new(start);
+        for (paper, _, _) in chunk {
+            builder.add(&paper.embed_text());
+        }
+        let entry = write_segment(data, &builder, start)?;
+        written.push(entry.name.clone());
+        state.segments.push(entry);
+        while let [.., a, b] = state.segments.as_slice() {
+            if level(a.docs) > level(b.docs) || (a.docs + b.docs) as usize > segment::MAX_DOCS {
+                break;
+            }
+            let (a, b) = (a.clone(), b.clone());
+            let sa = Segment::open(&data.join(&a.name), a.first_row, a.docs, a.bytes)?;
+            let sb = Segment::open(&data.join(&b.name), b.first_row, b.docs, b.bytes)?;
+            let merged = segment::merge(&[&sa, &sb])?;
+            let entry = write_segment(data, &merged, a.first_row)?;
+            state.segments.truncate(state.segments.len() - 2);
+            for old in [a.name, b.name] {
+                if written.contains(&old) {
+                    let _ = std::fs::remove_file(data.join(&old));
+                } else {
+                    retired.push(old);
+                }
+            }
+            written.push(entry.name.clone());
+            state.segments.push(entry);
+        }
+    }
+    files::sync_dir(data)?;
+
+    // 3. The records and the state, in one transaction: the commit point.
+    let mut db = Db::open(data, true)?;
+    let mut tx = db.begin()?;
+    for (&row, before) in dropped {
+        tx.kill(row, before)?;
+    }
+    for (&row, (before, after)) in changed {
+        tx.replace(row, before, after)?;
+    }
+    for (i, (paper, _, _)) in new.iter().enumerate() {
+        tx.insert(first as usize + i, paper)?;
+    }
+    state.rows = first + new.len() as u64;
+    state.live = state.live + new.len() as u64 - dropped.len() as u64;
+    state.generation += 1;
+    tx.commit(&state)?;
+
+    // 4. Segments no longer named.
+    let named: HashSet<&str> = state.segments.iter().map(|s| s.name.as_str()).collect();
+    for old in retired {
+        if !named.contains(old.as_str()) {
+            let _ = std::fs::remove_file(data.join(old));
+        }
+    }
+    remove_orphan_segments(data, &named);
+    Ok(state)
+}
+
+/// Segment files no state names: left by a killed run.
+fn remove_orphan_segments(data: &Path, named: &HashSet<&str>) {
+    let Ok(entries) = std::fs::read_dir(data) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("lex-") && !named.contains(name.as_str()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The committed bytes of a row file.
+struct RowBytes;
+
+impl RowBytes {
+    fn read(path: &Path, len: u64) -> Result<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::with_capacity(len as usize);
+        File::open(path)
+            .map_err(|e| Error::io(path, e))?
+            .take(len)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(bytes)
+    }
+}
+
+/// Writes a segment under a name no committed state uses yet.
+fn write_segment(data: &Path, builder: &Builder, first_row: u64) -> Result<SegmentEntry> {
+    let bytes = builder.encode();
+    let name = format!(
+        "lex-{first_row:010}-{:08}-{:08x}.seg",
+        builder.docs(),
+        crc32fast::hash(&bytes)
+    );
+    files::write_synced(&data.join(&name), &bytes)?;
+    Ok(SegmentEntry {
+        name,
+        first_row,
+        docs: builder.docs() as u64,
+        bytes: bytes.len() as u64,
+    })
+}
+
+/// Converts a format-2 index in `dir` to format 3 without embedding
+/// anything (its vectors are stored); the caller holds the writer lock.
+/// Returns whether there was anything to convert.
+pub fn upgrade(dir: &Path) -> Result<bool> {
+    let (found, text) = super::manifest::version(dir)?;
+    if found != legacy::VERSION {
+        return Ok(false);
+    }
+    let old = legacy::load(dir, &text)?;
+    let d = old.manifest.dimension;
+    let stamp = ModelStamp {
+        model: old.manifest.model.clone(),
+        weights_sha256: old.manifest.weights_sha256.clone(),
+        dimension: d,
+        max_seq_length: old.manifest.max_seq_length,
+    };
+    let mut update = Update::from_existing(None);
+    update.report.records = old.papers.len();
+    let mut windows: Vec<Vec<Vec<f32>>> = vec![Vec::new(); old.papers.len()];
+    for (i, &row) in old.window_rows.iter().enumerate() {
+        windows[row as usize].push(old.window_vectors[i * d..(i + 1) * d].to_vec());
+    }
+    for (row, (paper, windows)) in old.papers.into_iter().zip(windows).enumerate() {
+        update.new.push(paper);
+        update
+            .vectors
+            .push(Some(old.vectors[row * d..(row + 1) * d].to_vec()));
+        update.windows.push(windows);
+    }
+    update.commit(dir, &stamp)?;
+    Ok(true)
 }

@@ -79,7 +79,7 @@ pub(super) fn hits<W: Write>(
     }
     let rank_width = hits.len().to_string().len();
     for (i, hit) in hits.iter().enumerate() {
-        let paper = &index.papers()[hit.row];
+        let paper = &super::record(index, hit.row)?;
         let seen = seen_in(paper);
         // Fused scores are small (two lists at rank 1 give 2/61).
         let score = if notes.mode == Some(crate::search::Mode::Hybrid) {
@@ -141,7 +141,10 @@ pub(super) fn dupes<W: Write>(
 ) -> io::Result<()> {
     for pair in pairs {
         let score = pair.score;
-        let (a, b) = (&index.papers()[pair.a], &index.papers()[pair.b]);
+        let (a, b) = (
+            &super::record(index, pair.a)?,
+            &super::record(index, pair.b)?,
+        );
         let fixed = 5 + 1 + 2 * (crate::paper::SHORT_LEN + 1) + 1;
         let room = width.saturating_sub(fixed).max(30);
         writeln!(
@@ -162,7 +165,7 @@ pub(super) fn list<W: Write>(
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    for paper in index.papers() {
+    super::each_record(index, |paper| {
         let seen = seen_in(paper);
         let fixed = crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
         let room = width.saturating_sub(fixed).max(30);
@@ -172,9 +175,8 @@ pub(super) fn list<W: Write>(
             paint(&paper.id.short(), YELLOW, color),
             paint(&headline(&paper.headline(), room), BOLD, color),
             paint(&seen, DIM, color),
-        )?;
-    }
-    Ok(())
+        )
+    })
 }
 
 pub(super) fn paper<W: Write>(
@@ -185,7 +187,7 @@ pub(super) fn paper<W: Write>(
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    let paper = &index.papers()[row];
+    let paper = &super::record(index, row)?;
     let text = if raw {
         paper.original_text()
     } else {
@@ -244,7 +246,7 @@ pub(super) fn paper<W: Write>(
 pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> io::Result<()> {
     let m = index.manifest();
     writeln!(out, "index:      {}", index.dir().display())?;
-    writeln!(out, "records:    {}", m.records)?;
+    writeln!(out, "records:    {}", index.len())?;
     writeln!(
         out,
         "model:      {} (weights sha256 {})",
@@ -260,14 +262,15 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
     )?;
     writeln!(
         out,
-        "search:     {} (graph from {} records)",
+        "search:     {} (int8 from {} records)",
         extra.strategy.name(),
-        crate::index::GRAPH_THRESHOLD
+        crate::index::QUANTIZED_FROM
     )?;
     writeln!(
         out,
         "format:     version {}, generation {}",
-        m.format_version, m.generation
+        m.format_version,
+        index.state().generation
     )?;
     writeln!(
         out,
@@ -275,7 +278,7 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
         extra.size_bytes as f64 / (1024.0 * 1024.0)
     )?;
     writeln!(out, "sources:")?;
-    for (file, records) in source_counts(index) {
+    for (file, records) in source_counts(index)? {
         writeln!(out, "  {file}: {records} records")?;
     }
     Ok(())

@@ -47,8 +47,9 @@
 //! `weights_sha256`, `dimension`, `max_seq_length`, `long_records` (records
 //! whose text runs past the truncation point and has window vectors),
 //! `windows` (how many window vectors), `format_version`,
-//! `generation`, `search` (`"exact"` or `"graph"`), `graph_threshold`,
-//! `size_bytes`, and `sources` (`[{file, records}]`).
+//! `generation` (commits so far), `search` (`"exact"` or `"int8"`, the
+//! strategy `auto` picks), `quantized_from` (the record count from which it
+//! picks `int8`), `size_bytes`, and `sources` (`[{file, records}]`).
 //! `index --json` writes one object: `index`, `files`, `skipped`,
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
 //! `removed`, `replaced` (records replaced by a new version of the same
@@ -67,7 +68,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{Annotations, InfoExtra, ModelInfo};
-use crate::index::{Dupe, Index, UpdateReport, GRAPH_THRESHOLD};
+use crate::index::{Dupe, Index, UpdateReport, QUANTIZED_FROM};
 use crate::paper::{Meta, Paper, Source};
 use crate::search::{Hit, Mode, Ranked};
 
@@ -159,7 +160,7 @@ struct WireInfo<'a> {
     format_version: u32,
     generation: u64,
     search: &'static str,
-    graph_threshold: usize,
+    quantized_from: usize,
     size_bytes: u64,
     sources: Vec<WireSource>,
 }
@@ -198,7 +199,7 @@ pub(super) fn hits<W: Write>(
     notes: &Annotations,
 ) -> io::Result<()> {
     for (i, hit) in hits.iter().enumerate() {
-        let paper = &index.papers()[hit.row];
+        let paper = &super::record(index, hit.row)?;
         // Per-mode detail for text queries: null for a ranking that was
         // used but did not rank the record, absent for one not used.
         let used = |m: Mode| {
@@ -234,8 +235,8 @@ pub(super) fn dupes<W: Write>(out: &mut W, index: &Index, pairs: &[Dupe]) -> io:
             &WireDupe {
                 score: pair.score,
                 overlap: pair.overlap,
-                a: WirePaper::new(&index.papers()[pair.a]),
-                b: WirePaper::new(&index.papers()[pair.b]),
+                a: WirePaper::new(&super::record(index, pair.a)?),
+                b: WirePaper::new(&super::record(index, pair.b)?),
             },
         )?;
     }
@@ -243,7 +244,7 @@ pub(super) fn dupes<W: Write>(out: &mut W, index: &Index, pairs: &[Dupe]) -> io:
 }
 
 pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize, raw: bool) -> io::Result<()> {
-    let paper = &index.papers()[row];
+    let paper = &super::record(index, row)?;
     let mut wire = WirePaper::new(paper);
     if raw {
         wire.text = paper.original_text();
@@ -252,23 +253,12 @@ pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize, raw: bool)
 }
 
 pub(super) fn list<W: Write>(out: &mut W, index: &Index) -> io::Result<()> {
-    for paper in index.papers() {
-        line(out, &WirePaper::new(paper))?;
-    }
-    Ok(())
+    super::each_record(index, |paper| line(out, &WirePaper::new(paper)))
 }
 
-/// Records per dump file name, for `info`.
-pub(super) fn source_counts(index: &Index) -> BTreeMap<&str, usize> {
-    let mut counts = BTreeMap::new();
-    for paper in index.papers() {
-        let mut seen: Vec<&str> = paper.sources.iter().map(|s| s.file.as_str()).collect();
-        seen.dedup();
-        for file in seen {
-            *counts.entry(file).or_insert(0) += 1;
-        }
-    }
-    counts
+/// Records per input file name, for `info`.
+pub(super) fn source_counts(index: &Index) -> io::Result<BTreeMap<String, usize>> {
+    index.file_counts().map_err(io::Error::other)
 }
 
 pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> io::Result<()> {
@@ -277,7 +267,7 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
         out,
         &WireInfo {
             path: index.dir().display().to_string(),
-            records: m.records,
+            records: index.len(),
             model: &m.model,
             weights_sha256: &m.weights_sha256,
             dimension: m.dimension,
@@ -285,11 +275,11 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
             long_records: index.window_counts().0,
             windows: index.window_counts().1,
             format_version: m.format_version,
-            generation: m.generation,
+            generation: index.state().generation,
             search: extra.strategy.name(),
-            graph_threshold: GRAPH_THRESHOLD,
+            quantized_from: QUANTIZED_FROM,
             size_bytes: extra.size_bytes,
-            sources: source_counts(index)
+            sources: source_counts(index)?
                 .into_iter()
                 .map(|(file, records)| WireSource {
                     file: file.to_string(),

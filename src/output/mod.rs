@@ -62,6 +62,21 @@ pub struct Annotations {
     pub explain: bool,
 }
 
+/// The record at `row`, for printing: a damaged record is a write error.
+fn record(index: &Index, row: usize) -> io::Result<crate::paper::Paper> {
+    index.paper(row).map_err(io::Error::other)
+}
+
+/// Calls `f` with every record in id order, for printing.
+fn each_record(
+    index: &Index,
+    mut f: impl FnMut(&crate::paper::Paper) -> io::Result<()>,
+) -> io::Result<()> {
+    index
+        .for_each_paper(|_, paper| f(&paper).map_err(|e| crate::Error::io("standard output", e)))
+        .map_err(io::Error::other)
+}
+
 /// Writes results in the chosen format.
 pub struct Printer<W: Write> {
     out: W,

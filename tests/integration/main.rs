@@ -11,4 +11,5 @@ mod output;
 mod parity;
 mod query;
 mod retrieval;
+mod storage;
 mod util;

@@ -1,56 +1,106 @@
-//! Bytes on disk: the record and vector files, digests, and the writes that
-//! make an update atomic (write beside, fsync, rename, fsync the directory).
+//! Format 2, read once more to upgrade it: a generation folder named by
+//! `manifest.json`, with `records.json`, `vectors.f32` and `windows.bin`
+//! checked against the manifest's SHA-256s. Its lexical index and graph are
+//! not read: format 3 rebuilds the one and does not keep the other.
 
-use std::fs::File;
-use std::io::Write;
+use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::manifest::FileEntry;
 use crate::embed::source::hex;
 use crate::error::{Error, Result};
 use crate::paper::Paper;
+
+/// The format this module reads.
+pub const VERSION: u32 = 2;
 
 /// The records file: a JSON array of papers in id order.
 pub const RECORDS: &str = "records.json";
 /// The vectors file: little-endian f32, one row per record, in record order.
 pub const VECTORS: &str = "vectors.f32";
-/// The BM25 index: serde JSON of [`crate::lexical::Bm25`].
-pub const LEXICAL: &str = "lexical.json";
-/// Extra vectors for the text of long records past the truncation point:
-/// the magic `PWIN` and the window count (u32), then per window the
-/// record's row (u32) and its vector (f32s), all little-endian.
+/// Window vectors: the magic `PWIN` and the window count (u32), then per
+/// window the record's row (u32) and its vector (f32s), all little-endian.
 pub const WINDOWS: &str = "windows.bin";
 const WINDOWS_MAGIC: &[u8; 4] = b"PWIN";
-/// The HNSW graph's basename.
-pub const GRAPH: &str = "graph";
 
-/// Writes `bytes` to `path` and flushes them to the disk.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<FileEntry> {
-    let mut file = File::create(path).map_err(|e| Error::io(path, e))?;
-    file.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    file.sync_all().map_err(|e| Error::io(path, e))?;
-    Ok(FileEntry {
-        bytes: bytes.len() as u64,
-        sha256: hex(&Sha256::digest(bytes)),
+/// Size and digest of one data file.
+#[derive(Clone, Debug, Deserialize)]
+pub struct FileEntry {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Hex SHA-256 of the contents.
+    pub sha256: String,
+}
+
+/// The parts of a format-2 manifest the upgrade needs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Manifest {
+    /// The model id the vectors come from.
+    pub model: String,
+    /// SHA-256 of the model's weights file.
+    pub weights_sha256: String,
+    /// Vector length.
+    pub dimension: usize,
+    /// The model's truncation length in word pieces.
+    pub max_seq_length: usize,
+    /// Number of records (and vectors).
+    pub records: usize,
+    /// The data folder, relative to the index directory.
+    pub data_dir: String,
+    /// Data files in `data_dir`, by name.
+    pub files: BTreeMap<String, FileEntry>,
+}
+
+/// A format-2 index, loaded whole.
+pub struct Legacy {
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Records in id order.
+    pub papers: Vec<Paper>,
+    /// Their vectors, row-major.
+    pub vectors: Vec<f32>,
+    /// Rows of the window vectors, ascending.
+    pub window_rows: Vec<u32>,
+    /// The window vectors, row-major.
+    pub window_vectors: Vec<f32>,
+}
+
+/// Reads the format-2 index in `dir`, checking every file it reads.
+pub fn load(dir: &Path, manifest_text: &str) -> Result<Legacy> {
+    let path = dir.join(super::manifest::MANIFEST);
+    let manifest: Manifest = serde_json::from_str(manifest_text)
+        .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
+    let data = dir.join(&manifest.data_dir);
+    let read = |name: &str| read_checked(&data.join(name), manifest.files.get(name));
+    let records_path = data.join(RECORDS);
+    let papers = decode_records(&records_path, &read(RECORDS)?)?;
+    if papers.len() != manifest.records {
+        return Err(Error::corrupt(
+            &records_path,
+            "record count differs from the manifest",
+        ));
+    }
+    let vectors = decode_vectors(
+        &data.join(VECTORS),
+        &read(VECTORS)?,
+        papers.len(),
+        manifest.dimension,
+    )?;
+    let (window_rows, window_vectors) = decode_windows(
+        &data.join(WINDOWS),
+        &read(WINDOWS)?,
+        papers.len(),
+        manifest.dimension,
+    )?;
+    Ok(Legacy {
+        manifest,
+        papers,
+        vectors,
+        window_rows,
+        window_vectors,
     })
-}
-
-/// Replaces `path` atomically: a temporary file beside it, synced, renamed
-/// over it, and the directory synced so the rename itself is durable.
-pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    write_synced(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
-}
-
-/// Flushes a directory's entries to disk.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, e))
 }
 
 /// Reads a data file and checks it against its manifest entry.
@@ -78,30 +128,9 @@ pub fn read_checked(path: &Path, entry: Option<&FileEntry>) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Serialises records.
-pub fn encode_records(papers: &[Paper]) -> Vec<u8> {
-    serde_json::to_vec(papers).expect("papers serialise to JSON")
-}
-
 /// Parses records.
 pub fn decode_records(path: &Path, bytes: &[u8]) -> Result<Vec<Paper>> {
     serde_json::from_slice(bytes).map_err(|e| Error::corrupt(path, format!("invalid records: {e}")))
-}
-
-/// Serialises vectors as little-endian f32.
-pub fn encode_vectors(vectors: &[f32]) -> Vec<u8> {
-    vectors.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Serialises window vectors: `(row, vector)` pairs in row order.
-pub fn encode_windows(windows: &[(u32, &[f32])]) -> Vec<u8> {
-    let mut bytes = WINDOWS_MAGIC.to_vec();
-    bytes.extend_from_slice(&(windows.len() as u32).to_le_bytes());
-    for (row, vector) in windows {
-        bytes.extend_from_slice(&row.to_le_bytes());
-        bytes.extend(vector.iter().flat_map(|x| x.to_le_bytes()));
-    }
-    bytes
 }
 
 /// Parses window vectors: rows (ascending, below `records`) and the

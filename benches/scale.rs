@@ -1,0 +1,113 @@
+//! The collection generator of `bench/scale.sh` (too slow in Python at a
+//! million records): `cargo bench --bench scale -- N DIR`.
+//!
+//! Writes `DIR/collection.jsonl`, N records for `papers index --embeddings`:
+//! texts of 4 to 8 sentences drawn from the real arXiv abstracts of
+//! `../shared/bench/arxiv/arxiv-74k.jsonl.gz` (or `$PAPERS_BENCH/arxiv`),
+//! a real title, and a synthetic but clustered unit vector (N/100 random
+//! centres, at most 10,000, each record a centre plus Gaussian noise of
+//! 0.04 per component); and `DIR/new.txt`, a dump of 100 new abstracts made
+//! the same way.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// xorshift64* with Box-Muller normals, seeded by N so runs repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn gauss(&mut self) -> f64 {
+        let u = self.uniform().max(1e-300);
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
+    }
+}
+
+fn unit(v: &mut [f64]) {
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+}
+
+fn main() -> BoxResult<()> {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [n, out] = args.as_slice() else {
+        return Err("usage: cargo bench --bench scale -- N DIR".into());
+    };
+    let n: usize = n.parse()?;
+    let out = PathBuf::from(out);
+    let bench = std::env::var("PAPERS_BENCH").unwrap_or_else(|_| "../shared/bench".into());
+    let source = PathBuf::from(bench).join("arxiv/arxiv-74k.jsonl.gz");
+    let reader = BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(&source)?));
+    let (mut sentences, mut titles) = (Vec::new(), Vec::new());
+    for line in reader.lines() {
+        let record: serde_json::Value = serde_json::from_str(&line?)?;
+        let words = |field: &str| {
+            record[field]
+                .as_str()
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        titles.push(words("title"));
+        for s in words("summary").split(". ").filter(|s| s.len() > 30) {
+            sentences.push(format!("{}.", s.trim().trim_end_matches('.')));
+        }
+    }
+    let mut rng = Rng(n as u64 | 1);
+    let dim = 384;
+    let centres: Vec<Vec<f64>> = (0..(n / 100).clamp(1, 10_000))
+        .map(|_| {
+            let mut c: Vec<f64> = (0..dim).map(|_| rng.gauss()).collect();
+            unit(&mut c);
+            c
+        })
+        .collect();
+    let text = |rng: &mut Rng| {
+        let count = 4 + rng.below(5);
+        (0..count)
+            .map(|_| sentences[rng.below(sentences.len())].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    std::fs::create_dir_all(&out)?;
+    let mut file = BufWriter::new(std::fs::File::create(out.join("collection.jsonl"))?);
+    for i in 0..n {
+        let centre = &centres[rng.below(centres.len())];
+        let mut v: Vec<f64> = centre.iter().map(|x| x + 0.04 * rng.gauss()).collect();
+        unit(&mut v);
+        let record = serde_json::json!({
+            "id": format!("syn-{i}"),
+            "title": titles[rng.below(titles.len())],
+            "abstract": text(&mut rng),
+            "embedding": v.iter().map(|x| (x * 1e5).round() / 1e5).collect::<Vec<f64>>(),
+        });
+        writeln!(file, "{record}")?;
+    }
+    file.flush()?;
+    let dump: Vec<String> = (0..100)
+        .map(|_| format!("{} (new)", text(&mut rng)))
+        .collect();
+    std::fs::write(
+        out.join("new.txt"),
+        format!("Daily Papers\n\n{}\n", dump.join("\n\n")),
+    )?;
+    eprintln!("{n} records in {}", out.display());
+    Ok(())
+}

@@ -1,0 +1,422 @@
+//! The records store: `papers.sqlite`, one SQLite database holding every
+//! record, the per-file counts `info` prints, and the index's state (how
+//! many vector rows are committed, which lexical segments are live). One
+//! transaction commits an update, so the database is the index's single
+//! commit point: files it names were synced before it names them.
+//!
+//! ```text
+//! meta(key, value)            'state': the JSON of [`State`]
+//! papers(row, id, arxiv, source_id, date, body)
+//!                             row: the record's vector row; id: 16 hex digits;
+//!                             body: the JSON of the Paper
+//! dead(row)                   rows whose records were removed or replaced
+//! files(file, records)        records seen in each input file
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::paper::{Paper, PaperId};
+
+/// The database's file name in the index directory.
+pub const DATABASE: &str = "papers.sqlite";
+
+const SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE papers (
+    row INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    arxiv TEXT,
+    source_id TEXT,
+    date INTEGER,
+    body TEXT NOT NULL
+);
+CREATE INDEX papers_arxiv ON papers(arxiv) WHERE arxiv IS NOT NULL;
+CREATE INDEX papers_source_id ON papers(source_id) WHERE source_id IS NOT NULL;
+CREATE INDEX papers_date ON papers(date) WHERE date IS NOT NULL;
+CREATE TABLE dead (row INTEGER PRIMARY KEY);
+CREATE TABLE files (file TEXT PRIMARY KEY, records INTEGER NOT NULL);
+";
+
+/// One lexical segment file and the rows it covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentEntry {
+    /// File name in the index directory.
+    pub name: String,
+    /// First row covered.
+    pub first_row: u64,
+    /// Rows covered.
+    pub docs: u64,
+    /// File length.
+    pub bytes: u64,
+}
+
+/// A run of rows appended by one update, with the CRC-32 of their bytes in
+/// each row file, for the full check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// First row.
+    pub start: u64,
+    /// Rows.
+    pub rows: u64,
+    /// CRC-32 of the rows' bytes in `vectors.f32`.
+    pub vectors_crc: u32,
+    /// CRC-32 of the rows' bytes in `vectors.i8`.
+    pub quantized_crc: u32,
+}
+
+/// What is committed: everything a reader needs besides the records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// Increases by one with every commit.
+    pub generation: u64,
+    /// Vector rows committed (live and dead).
+    pub rows: u64,
+    /// Live records.
+    pub live: u64,
+    /// Window rows committed in `windows.f32`.
+    pub windows: u64,
+    /// CRC-32 of the committed windows file.
+    pub windows_crc: u32,
+    /// Lexical segments, in row order, covering rows `0..rows`.
+    pub segments: Vec<SegmentEntry>,
+    /// The appends, for the full check.
+    pub chunks: Vec<Chunk>,
+}
+
+/// An open records store.
+pub struct Db {
+    path: PathBuf,
+    conn: Connection,
+}
+
+fn sql(path: &Path, e: rusqlite::Error) -> Error {
+    match e {
+        rusqlite::Error::SqliteFailure(ref f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
+            ) =>
+        {
+            Error::corrupt(path, format!("damaged database: {e}"))
+        }
+        e => Error::corrupt(path, format!("database error: {e}")),
+    }
+}
+
+impl Db {
+    /// Opens the store of an existing index; a missing file is damage.
+    pub fn open(dir: &Path, write: bool) -> Result<Db> {
+        let path = dir.join(DATABASE);
+        if !path.is_file() {
+            return Err(Error::corrupt(&path, "file is missing"));
+        }
+        let flags = if write {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            // Read-write even for readers: SQLite must be able to roll back
+            // the journal of a writer that was killed mid-commit.
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| sql(&path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| sql(&path, e))?;
+        Ok(Db { path, conn })
+    }
+
+    /// Creates a new, empty store at `path` (which must not exist).
+    pub fn create(path: &Path) -> Result<Db> {
+        let conn = Connection::open(path).map_err(|e| sql(path, e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| sql(path, e))?;
+        let db = Db {
+            path: path.to_path_buf(),
+            conn,
+        };
+        db.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES ('state', ?1)",
+                [serde_json::to_string(&State::default()).expect("state serialises")],
+            )
+            .map_err(|e| sql(path, e))?;
+        Ok(db)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        sql(&self.path, e)
+    }
+
+    /// The committed state.
+    pub fn state(&self) -> Result<State> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'state'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let text = text.ok_or_else(|| Error::corrupt(&self.path, "no state"))?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::corrupt(&self.path, format!("invalid state: {e}")))
+    }
+
+    fn decode(&self, body: &str) -> Result<Paper> {
+        serde_json::from_str(body)
+            .map_err(|e| Error::corrupt(&self.path, format!("invalid record: {e}")))
+    }
+
+    /// The record at `row`, if it is live.
+    pub fn paper(&self, row: usize) -> Result<Option<Paper>> {
+        let body: Option<String> = self
+            .conn
+            .prepare_cached("SELECT body FROM papers WHERE row = ?1")
+            .and_then(|mut s| s.query_row([row as i64], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        body.map(|b| self.decode(&b)).transpose()
+    }
+
+    /// The row of the record with this id.
+    pub fn row_of(&self, id: PaperId) -> Result<Option<usize>> {
+        self.conn
+            .prepare_cached("SELECT row FROM papers WHERE id = ?1")
+            .and_then(|mut s| s.query_row([id.hex()], |r| r.get::<_, i64>(0)).optional())
+            .map(|r| r.map(|r| r as usize))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Rows and ids of up to `limit` records whose id starts with `prefix`.
+    pub fn rows_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<(usize, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT row, id FROM papers WHERE id >= ?1 ORDER BY id LIMIT ?2")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![prefix, limit as i64], |r| {
+                Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut found = Vec::new();
+        for row in rows {
+            let (row, id) = row.map_err(|e| self.err(e))?;
+            if !id.starts_with(prefix) {
+                break;
+            }
+            found.push((row, id));
+        }
+        Ok(found)
+    }
+
+    /// The row of the record whose input id is `source_id`, or whose arXiv
+    /// id (without version) is `arxiv`.
+    pub fn row_by(&self, column: Alias, value: &str) -> Result<Option<usize>> {
+        let query = match column {
+            Alias::SourceId => "SELECT row FROM papers WHERE source_id = ?1 ORDER BY row LIMIT 1",
+            Alias::Arxiv => "SELECT row FROM papers WHERE arxiv = ?1 ORDER BY row LIMIT 1",
+        };
+        self.conn
+            .prepare_cached(query)
+            .and_then(|mut s| s.query_row([value], |r| r.get::<_, i64>(0)).optional())
+            .map(|r| r.map(|r| r as usize))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Rows of live records published within `since..=until`.
+    pub fn rows_dated(&self, since: u32, until: u32) -> Result<HashSet<usize>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT row FROM papers WHERE date BETWEEN ?1 AND ?2")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([since, until], |r| r.get::<_, i64>(0))
+            .map_err(|e| self.err(e))?;
+        rows.map(|r| r.map(|r| r as usize).map_err(|e| self.err(e)))
+            .collect()
+    }
+
+    /// Rows that hold no live record.
+    pub fn dead(&self) -> Result<BTreeSet<usize>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT row FROM dead")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, i64>(0))
+            .map_err(|e| self.err(e))?;
+        rows.map(|r| r.map(|r| r as usize).map_err(|e| self.err(e)))
+            .collect()
+    }
+
+    /// Calls `f` with every live record in id order (or row order), with its row.
+    pub fn for_each(
+        &self,
+        by_id: bool,
+        mut f: impl FnMut(usize, Paper) -> Result<()>,
+    ) -> Result<()> {
+        let query = if by_id {
+            "SELECT row, body FROM papers ORDER BY id"
+        } else {
+            "SELECT row, body FROM papers ORDER BY row"
+        };
+        let mut stmt = self.conn.prepare(query).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let row = r.get::<_, i64>(0).map_err(|e| self.err(e))? as usize;
+            let body: String = r.get(1).map_err(|e| self.err(e))?;
+            f(row, self.decode(&body)?)?;
+        }
+        Ok(())
+    }
+
+    /// Records seen in each input file.
+    pub fn file_counts(&self) -> Result<BTreeMap<String, usize>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT file, records FROM files WHERE records > 0")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.map(|r| r.map_err(|e| self.err(e))).collect()
+    }
+
+    /// SQLite's own structural check: `None` when it finds nothing wrong.
+    pub fn integrity(&self) -> Result<Option<String>> {
+        let first: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Ok((first != "ok").then_some(first))
+    }
+
+    /// Starts the transaction an update commits in.
+    pub fn begin(&mut self) -> Result<Writer<'_>> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| sql(&path, e))?;
+        Ok(Writer {
+            path,
+            tx,
+            files: BTreeMap::new(),
+        })
+    }
+}
+
+/// The record aliases an id lookup accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alias {
+    /// The id a JSON input gave the record.
+    SourceId,
+    /// The arXiv id, without version.
+    Arxiv,
+}
+
+/// The distinct input files a record was seen in.
+fn files_of(paper: &Paper) -> BTreeSet<&str> {
+    paper.sources.iter().map(|s| s.file.as_str()).collect()
+}
+
+/// An update's open transaction. Dropping it without [`Writer::commit`]
+/// rolls everything back.
+pub struct Writer<'a> {
+    path: PathBuf,
+    tx: rusqlite::Transaction<'a>,
+    files: BTreeMap<String, i64>,
+}
+
+impl Writer<'_> {
+    fn err(&self, e: rusqlite::Error) -> Error {
+        sql(&self.path, e)
+    }
+
+    fn count(&mut self, paper: &Paper, delta: i64) {
+        for file in files_of(paper) {
+            *self.files.entry(file.to_string()).or_insert(0) += delta;
+        }
+    }
+
+    /// Adds a record at `row`.
+    pub fn insert(&mut self, row: usize, paper: &Paper) -> Result<()> {
+        let arxiv = paper.arxiv_id().and_then(crate::records::arxiv_id);
+        let source_id = paper
+            .meta
+            .as_ref()
+            .map(|m| m.source_id.as_str())
+            .filter(|s| !s.is_empty());
+        let body = serde_json::to_string(paper).expect("papers serialise");
+        self.tx
+            .prepare_cached(
+                "INSERT INTO papers(row, id, arxiv, source_id, date, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    row as i64,
+                    paper.id.hex(),
+                    arxiv,
+                    source_id,
+                    paper.date(),
+                    body
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        self.count(paper, 1);
+        Ok(())
+    }
+
+    /// Replaces the record at `row` (`before` is what it held).
+    pub fn replace(&mut self, row: usize, before: &Paper, after: &Paper) -> Result<()> {
+        self.kill(row, before)?;
+        self.insert(row, after)?;
+        self.tx
+            .execute("DELETE FROM dead WHERE row = ?1", [row as i64])
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Removes the record at `row` (`before` is what it held); its row
+    /// stays in the vector files, marked dead.
+    pub fn kill(&mut self, row: usize, before: &Paper) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM papers WHERE row = ?1", [row as i64])
+            .map_err(|e| self.err(e))?;
+        self.tx
+            .execute("INSERT OR IGNORE INTO dead(row) VALUES (?1)", [row as i64])
+            .map_err(|e| self.err(e))?;
+        self.count(before, -1);
+        Ok(())
+    }
+
+    /// Writes the new state and the file counts, and commits.
+    pub fn commit(mut self, state: &State) -> Result<()> {
+        let files = std::mem::take(&mut self.files);
+        for (file, delta) in files.into_iter().filter(|(_, d)| *d != 0) {
+            self.tx
+                .execute(
+                    "INSERT INTO files(file, records) VALUES (?1, ?2)
+                     ON CONFLICT(file) DO UPDATE SET records = records + ?2",
+                    params![file, delta],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        self.tx
+            .execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'state'",
+                [serde_json::to_string(state).expect("state serialises")],
+            )
+            .map_err(|e| self.err(e))?;
+        let path = self.path.clone();
+        self.tx.commit().map_err(|e| sql(&path, e))
+    }
+}

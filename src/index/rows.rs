@@ -1,0 +1,213 @@
+//! Append-only files of fixed-width rows, memory-mapped for reading: the
+//! f32 vectors, their int8 copy and the window vectors. Only the first
+//! `rows` rows, the count the database has committed, are ever read; bytes
+//! past them are what a killed append left, and the next append cuts them
+//! off before writing.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+
+/// The f32 vectors: little-endian f32, `dimension` per row.
+pub const VECTORS: &str = "vectors.f32";
+/// The int8 vectors: per row a little-endian f32 scale, then `dimension`
+/// i8 values whose product with the scale approximates the f32 row.
+pub const QUANTIZED: &str = "vectors.i8";
+/// Window vectors of long records: per row the record's row (u32), then
+/// `dimension` f32.
+pub const WINDOWS: &str = "windows.f32";
+
+/// A mapped row file.
+pub struct RowFile {
+    path: PathBuf,
+    map: Option<Mmap>,
+    width: usize,
+    rows: usize,
+}
+
+impl RowFile {
+    /// Maps the first `rows` rows of `width` bytes of `path`; a file shorter
+    /// than that is damage.
+    pub fn open(path: &Path, width: usize, rows: usize) -> Result<RowFile> {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::corrupt(path, "file is missing"))
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len() as usize;
+        let wanted = rows * width;
+        if len < wanted {
+            return Err(Error::corrupt(
+                path,
+                format!("{len} bytes, expected at least {wanted} for {rows} rows"),
+            ));
+        }
+        // SAFETY: the committed prefix of a row file is never written
+        // again (appends go past it, and a cut only drops uncommitted
+        // bytes), so the mapping does not change under the reader.
+        let map = if wanted == 0 {
+            None
+        } else {
+            Some(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?)
+        };
+        Ok(RowFile {
+            path: path.to_path_buf(),
+            map,
+            width,
+            rows,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Committed rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The committed bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.map {
+            Some(map) => &map[..self.rows * self.width],
+            None => &[],
+        }
+    }
+
+    /// The bytes of one row.
+    pub fn row(&self, row: usize) -> &[u8] {
+        &self.bytes()[row * self.width..(row + 1) * self.width]
+    }
+
+    /// Asks the kernel to read the whole committed part ahead.
+    pub fn will_need(&self) {
+        if let Some(map) = &self.map {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
+    }
+}
+
+/// Appends `bytes` after the first `committed` bytes of `path` (creating
+/// it), dropping anything past them, and syncs the file.
+pub fn append(path: &Path, committed: u64, bytes: &[u8]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len < committed {
+        return Err(Error::corrupt(
+            path,
+            format!("{len} bytes, expected at least {committed}"),
+        ));
+    }
+    if len != committed {
+        file.set_len(committed).map_err(|e| Error::io(path, e))?;
+    }
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::Start(committed))
+        .map_err(|e| Error::io(path, e))?;
+    file.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    file.sync_all().map_err(|e| Error::io(path, e))
+}
+
+/// Encodes f32 rows little-endian.
+pub fn encode_f32(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32 view of little-endian bytes (copied only where the platform
+/// or the alignment needs it).
+pub fn f32s(bytes: &[u8]) -> std::borrow::Cow<'_, [f32]> {
+    match bytemuck::try_cast_slice::<u8, f32>(bytes) {
+        Ok(values) if cfg!(target_endian = "little") => values.into(),
+        _ => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect::<Vec<_>>()
+            .into(),
+    }
+}
+
+/// Quantizes a unit vector to int8 with its own scale: the row's bytes in
+/// [`QUANTIZED`].
+pub fn quantize(vector: &[f32]) -> Vec<u8> {
+    let max = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let mut bytes = scale.to_le_bytes().to_vec();
+    bytes.extend(
+        vector
+            .iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8),
+    );
+    bytes
+}
+
+/// The approximate dot product of a quantized row with an f32 query.
+#[inline]
+pub fn quantized_dot(row: &[u8], query: &[f32]) -> f32 {
+    let scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
+    let mut sums = [0f32; 8];
+    let values = &row[4..];
+    let (chunks, rest) = values.split_at(values.len() / 8 * 8);
+    for (c, q) in chunks.chunks_exact(8).zip(query.chunks_exact(8)) {
+        for i in 0..8 {
+            sums[i] += (c[i] as i8) as f32 * q[i];
+        }
+    }
+    let mut sum: f32 = sums.iter().sum();
+    for (x, q) in rest.iter().zip(&query[chunks.len()..]) {
+        sum += (*x as i8) as f32 * q;
+    }
+    sum * scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantized_dot_is_close_to_the_exact_one() {
+        let a: Vec<f32> = (0..384)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 600.0)
+            .collect();
+        let b: Vec<f32> = (0..384)
+            .map(|i| ((i * 53 % 89) as f32 - 44.0) / 500.0)
+            .collect();
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let approx = quantized_dot(&quantize(&a), &b);
+        assert!(
+            (exact - approx).abs() < 0.01 * exact.abs().max(0.1),
+            "{exact} {approx}"
+        );
+    }
+
+    #[test]
+    fn append_cuts_an_uncommitted_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows");
+        append(&path, 0, &[1, 2, 3, 4]).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(&[9, 9])
+            .unwrap();
+        append(&path, 4, &[5, 6, 7, 8]).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
+        let file = RowFile::open(&path, 4, 2).unwrap();
+        assert_eq!(file.row(1), [5, 6, 7, 8]);
+        assert!(RowFile::open(&path, 4, 3).is_err());
+    }
+}
