@@ -17,8 +17,9 @@
 #   100-abstract dump (embedded by the model, once) and `index` of it again
 #   with nothing new;
 # - `similar --exact` (the f32 scan) beside `similar` (what auto picks:
-#   the int8 scan with f32 rescoring from 50,000 records), and recall@10 of
-#   auto against --exact over 20 ids; then `papers check` (the full check);
+#   the int8 scan with f32 rescoring from 50,000 records) and `similar
+#   --strategy binary`, and recall@10 of auto and of binary against --exact
+#   over 20 ids; then `papers check` (the full check);
 # - size on disk against texts + f32 vectors.
 # It prints one markdown table. Benchmarks are not tests: nothing fails on
 # a slow figure.
@@ -38,13 +39,16 @@ target="${CARGO_TARGET_DIR:-target}"
 cargo build --release --quiet
 papers="$target/release/papers"
 
-# Seconds and peak RSS (MB) of one command: "S MB".
+# Seconds (to the millisecond) and peak RSS (MB) of one command: "S MB".
 measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
+  local start end
+  start="$(date +%s%N)"
+  /usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
     cat "$work/stderr" >&2
     return 1
   }
-  awk '{printf "%s %.0f\n", $1, $2 / 1024}' "$work/time"
+  end="$(date +%s%N)"
+  awk -v ns="$((end - start))" '{printf "%.3f %.0f\n", ns / 1e9, $1 / 1024}' "$work/time"
 }
 
 # Median wall (ms) and the largest RSS (MB) over $runs runs.
@@ -74,17 +78,21 @@ for n in "${sizes[@]}"; do
   lexical="$(median "$papers" -q --index "$index" search --mode lexical "positional encoding")"
   similar="$(median "$papers" -q --index "$index" similar "$id")"
   exact="$(median "$papers" -q --index "$index" similar --exact "$id")"
+  binary="$(median "$papers" -q --index "$index" similar --strategy binary "$id")"
   show="$(median "$papers" -q --index "$index" show "$id")"
   info="$(median "$papers" -q --index "$index" info)"
   added="$(measure "$papers" -q --index "$index" index "$work/new.txt")"
   noop="$(median "$papers" -q --index "$index" index "$work/new.txt")"
   echo "== $n: recall" >&2
-  recall="$("$papers" --index "$index" list | head -n 20 | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' |
-    while read -r one; do
-      exact="$("$papers" -q --index "$index" similar --exact -k 10 "$one" | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' | sort)"
-      auto="$("$papers" -q --index "$index" similar -k 10 "$one" | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' | sort)"
-      comm -12 <(echo "$exact") <(echo "$auto") | wc -l
-    done | awk '{s += $1} END {printf "%.3f", s / (NR * 10)}')"
+  recall() { # STRATEGY: recall@10 against --exact over the first 20 ids
+    "$papers" --index "$index" list | head -n 20 | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' |
+      while read -r one; do
+        exact="$("$papers" -q --index "$index" similar --exact -k 10 "$one" | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' | sort)"
+        other="$("$papers" -q --index "$index" similar --strategy "$1" -k 10 "$one" | sed 's/.*"id":"\([0-9a-f]*\)".*/\1/' | sort)"
+        comm -12 <(echo "$exact") <(echo "$other") | wc -l
+      done | awk '{s += $1} END {printf "%.3f", s / (NR * 10)}'
+  }
+  recall="$(recall auto) auto, $(recall binary) binary"
   disk="$(du -sm "$index" | cut -f1)"
   raw="$(python3 -c "
 import json,sys
@@ -94,10 +102,10 @@ for l in open('$work/collection.jsonl'):
 print(round(t/2**20))")"
   strategy="$("$papers" --index "$index" info | sed 's/.*"search":"\([a-z0-9]*\)".*/\1/')"
   "$papers" -q --index "$index" check
-  rows+=("| $n | ${built% *} s, ${built#* } MB | $search | $lexical | $similar ($strategy) | $exact | $show | $info | ${added% *} s, ${added#* } MB | $noop | $recall | $disk MB / $raw MB |")
+  rows+=("| $n | ${built% *} s, ${built#* } MB | $search | $lexical | $similar ($strategy) | $exact | $binary | $show | $info | ${added% *} s, ${added#* } MB | $noop | $recall | $disk MB / $raw MB |")
 done
 
 echo
-echo "| records | build (index --embeddings) | search (hybrid) | search --mode lexical | similar ID (auto) | similar --exact ID | show ID | info | add 100 new | index, nothing new | recall@10 auto vs exact | disk / (texts + f32) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| records | build (index --embeddings) | search (hybrid) | search --mode lexical | similar ID (auto) | similar --exact ID | similar --strategy binary ID | show ID | info | add 100 new | index, nothing new | recall@10 vs exact | disk / (texts + f32) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

@@ -170,7 +170,7 @@ fn main() -> BoxResult<()> {
 fn whole_abstracts(index: &Index, vector: &[f32]) -> Vec<usize> {
     let d = index.manifest().dimension;
     let vectors: Vec<f32> = (0..index.rows())
-        .flat_map(|row| index.vector(row).into_owned())
+        .flat_map(|row| index.vector(row))
         .collect();
     let mut scan = exact_scan(&vectors, d, vector, &[]);
     scan.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));

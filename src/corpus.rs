@@ -72,6 +72,9 @@ impl Corpus {
         }
         let mut by_id: HashMap<PaperId, usize> = HashMap::new();
         let mut by_arxiv: HashMap<String, PaperId> = HashMap::new();
+        // Replaced versions leave a hole, filled in at the end, so a
+        // replacement costs O(1) rather than a shift of every later record.
+        let mut slots: Vec<Option<Paper>> = Vec::new();
         for file in files {
             match read_input(&file, fields) {
                 Ok((paragraphs, bad)) => {
@@ -108,12 +111,7 @@ impl Corpus {
                                     // A newer version: the old record goes,
                                     // its places stay with the new one.
                                     let i = by_id.remove(&old).expect("indexed");
-                                    let previous = corpus.papers.remove(i);
-                                    for slot in by_id.values_mut() {
-                                        if *slot > i {
-                                            *slot -= 1;
-                                        }
-                                    }
+                                    let previous = slots[i].take().expect("live");
                                     paper.add_sources(previous.sources);
                                     corpus.replaced += 1;
                                 }
@@ -122,11 +120,11 @@ impl Corpus {
                         }
                         match by_id.get(&paper.id) {
                             Some(&i) => {
-                                corpus.papers[i].merge(paper);
+                                slots[i].as_mut().expect("live").merge(paper);
                             }
                             None => {
-                                by_id.insert(paper.id, corpus.papers.len());
-                                corpus.papers.push(paper);
+                                by_id.insert(paper.id, slots.len());
+                                slots.push(Some(paper));
                             }
                         }
                     }
@@ -135,6 +133,7 @@ impl Corpus {
                 Err(reason) => corpus.skipped.push(Skipped { path: file, reason }),
             }
         }
+        corpus.papers = slots.into_iter().flatten().collect();
         if corpus.files.is_empty() {
             let paths = paths
                 .iter()

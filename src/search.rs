@@ -69,6 +69,9 @@ pub enum Strategy {
     Graph,
     /// Scan the int8 vectors, then rescore the best candidates exactly.
     Quantized,
+    /// Scan the sign bits of the vectors (Hamming distance), then rescore
+    /// the best candidates exactly.
+    Binary,
 }
 
 impl Strategy {
@@ -79,6 +82,7 @@ impl Strategy {
             Strategy::Exact => "exact",
             Strategy::Graph => "graph",
             Strategy::Quantized => "int8",
+            Strategy::Binary => "binary",
         }
     }
 }
@@ -187,6 +191,16 @@ pub fn exact_scan(vectors: &[f32], dimension: usize, query: &[f32], exclude: &[u
         .collect()
 }
 
+/// Keeps the best `k` hits (ties by row), unordered.
+pub fn keep_best(hits: &mut Vec<Hit>, k: usize) {
+    if k == 0 {
+        hits.clear();
+    } else if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    }
+}
+
 /// The best `k` rows of `0..rows` that `keep` accepts, by `score`,
 /// unordered; scored in parallel, a chunk of rows at a time.
 pub fn top_k(
@@ -200,12 +214,7 @@ pub fn top_k(
     if k == 0 {
         return Vec::new();
     }
-    let best = |hits: &mut Vec<Hit>| {
-        if hits.len() > k {
-            hits.select_nth_unstable_by(k - 1, order);
-            hits.truncate(k);
-        }
-    };
+    let best = |hits: &mut Vec<Hit>| keep_best(hits, k);
     (0..rows.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {

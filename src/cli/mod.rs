@@ -100,6 +100,16 @@ enum DeviceArg {
     Metal,
 }
 
+/// `--strategy` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    Auto,
+    Exact,
+    Int8,
+    Binary,
+    Graph,
+}
+
 /// Options shared by `search` and `similar`.
 #[derive(Debug, Clone, Args)]
 pub struct RankArgs {
@@ -111,13 +121,19 @@ pub struct RankArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     min_score: Option<f32>,
 
-    /// Score every paper exactly instead of walking the HNSW graph
-    #[arg(long, conflicts_with = "graph")]
+    /// Score every paper with its f32 vector (same as --strategy exact)
+    #[arg(long, conflicts_with_all = ["graph", "strategy"])]
     exact: bool,
 
-    /// Walk the HNSW graph even when an exact scan would be faster
-    #[arg(long)]
+    /// Walk the HNSW graph, built in memory (same as --strategy graph)
+    #[arg(long, conflicts_with = "strategy")]
     graph: bool,
+
+    /// How candidates are found: auto (by index size; `papers info` says),
+    /// exact (f32 scan), int8 or binary (scan of a compact copy, best
+    /// candidates rescored with f32), graph (HNSW)
+    #[arg(long, value_enum, value_name = "HOW")]
+    strategy: Option<StrategyArg>,
 
     /// Only papers published on or after this date (YYYY-MM-DD; papers
     /// without a date, from text dumps, are left out)
@@ -146,12 +162,14 @@ impl RankArgs {
                 since: self.since,
                 until: self.until,
             },
-            strategy: if self.exact {
-                Strategy::Exact
-            } else if self.graph {
-                Strategy::Graph
-            } else {
-                Strategy::Auto
+            strategy: match (self.exact, self.graph, self.strategy) {
+                (true, _, _) => Strategy::Exact,
+                (_, true, _) => Strategy::Graph,
+                (_, _, Some(StrategyArg::Exact)) => Strategy::Exact,
+                (_, _, Some(StrategyArg::Int8)) => Strategy::Quantized,
+                (_, _, Some(StrategyArg::Binary)) => Strategy::Binary,
+                (_, _, Some(StrategyArg::Graph)) => Strategy::Graph,
+                (_, _, Some(StrategyArg::Auto) | None) => Strategy::Auto,
             },
         }
     }

@@ -25,7 +25,11 @@ use crate::paper::{Paper, PaperId};
 /// The database's file name in the index directory.
 pub const DATABASE: &str = "papers.sqlite";
 
+/// 16 KiB pages: an abstract's row is 1-2 KB, and at the default 4 KiB a
+/// quarter of every page was slack (papers.sqlite 206 MB for 156 MB of rows
+/// at 100k records).
 const SCHEMA: &str = "
+PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE papers (
     row INTEGER PRIMARY KEY,
@@ -67,6 +71,8 @@ pub struct Chunk {
     pub vectors_crc: u32,
     /// CRC-32 of the rows' bytes in `vectors.i8`.
     pub quantized_crc: u32,
+    /// CRC-32 of the rows' bytes in `vectors.b1`.
+    pub binary_crc: u32,
 }
 
 /// What is committed: everything a reader needs besides the records.

@@ -71,8 +71,12 @@ pub const QUANTIZED_FROM: usize = 50_000;
 const RESCORE_FACTOR: usize = 4;
 const RESCORE_MIN: usize = 100;
 
-/// In hybrid mode, how deep the semantic ranking of an exact scan goes: a
-/// record further down adds under 1/1000 to its fused score.
+/// The same for the binary scan, whose ranking is coarser.
+const BINARY_FACTOR: usize = 40;
+const BINARY_MIN: usize = 2000;
+
+/// In hybrid mode, how deep each ranking goes: a record further down adds
+/// under 1/1000 to its fused score.
 const HYBRID_SEMANTIC_DEPTH: usize = 1000;
 
 /// Indexes whose data files total less than this are fully checked on
@@ -109,6 +113,7 @@ pub struct Index {
     dead: BTreeSet<usize>,
     vectors: RowFile,
     quantized: RowFile,
+    binary: RowFile,
     windows: RowFile,
     segments: Vec<db::SegmentEntry>,
     lexical: OnceLock<Lexical>,
@@ -133,6 +138,7 @@ impl Index {
         let rows = state.rows as usize;
         let vectors = RowFile::open(&data.join(rows::VECTORS), 4 * d, rows)?;
         let quantized = RowFile::open(&data.join(rows::QUANTIZED), 4 + d, rows)?;
+        let binary = RowFile::open(&data.join(rows::BINARY), rows::binary_width(d), rows)?;
         let windows = RowFile::open(&data.join(rows::WINDOWS), 4 + 4 * d, state.windows as usize)?;
         let mut covered = 0;
         for s in &state.segments {
@@ -154,6 +160,7 @@ impl Index {
             dead,
             vectors,
             quantized,
+            binary,
             windows,
             lexical: OnceLock::new(),
             graph: OnceLock::new(),
@@ -238,8 +245,14 @@ impl Index {
         self.db().file_counts()
     }
 
-    /// The stored vector of the record at `row`.
-    pub fn vector(&self, row: usize) -> std::borrow::Cow<'_, [f32]> {
+    /// The stored vector of the record at `row` (read, not mapped: see
+    /// [`RowFile::read_row`]).
+    pub fn vector(&self, row: usize) -> Vec<f32> {
+        rows::f32s(&self.vectors.read_row(row)).into_owned()
+    }
+
+    /// The vector at `row` through the mapping, for scans that read them all.
+    fn mapped_vector(&self, row: usize) -> std::borrow::Cow<'_, [f32]> {
         rows::f32s(self.vectors.row(row))
     }
 
@@ -427,13 +440,23 @@ impl Index {
         };
         let lexical = match options.mode {
             Mode::Semantic => Vec::new(),
-            _ => self
-                .lexical()?
-                .score(text)?
-                .into_iter()
-                .filter(|&(row, _)| keep(row))
-                .map(|(row, score)| Hit::new(row, score))
-                .collect(),
+            mode => {
+                let mut hits: Vec<Hit> = self
+                    .lexical()?
+                    .score(text)?
+                    .into_iter()
+                    .filter(|&(row, _)| keep(row))
+                    .map(|(row, score)| Hit::new(row, score))
+                    .collect();
+                // Only the top of the ranking is used: the final hits in
+                // lexical mode, as deep as the semantic side in hybrid.
+                let depth = match mode {
+                    Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
+                    _ => options.limit,
+                };
+                crate::search::keep_best(&mut hits, depth);
+                hits
+            }
         };
         Ok(combine(semantic, lexical, options))
     }
@@ -451,6 +474,7 @@ impl Index {
                     self.graph();
                 }
                 Strategy::Quantized => self.quantized.will_need(),
+                Strategy::Binary => self.binary.will_need(),
                 _ => self.vectors.will_need(),
             }
         }
@@ -459,7 +483,7 @@ impl Index {
 
     /// The records nearest to the record at `row`, never the record itself.
     pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
-        let query = self.vector(row).into_owned();
+        let query = self.vector(row);
         self.nearest(&query, &[row], options)
     }
 
@@ -475,9 +499,9 @@ impl Index {
             .par_iter()
             .enumerate()
             .flat_map_iter(|(i, &a)| {
-                let va = self.vector(a).into_owned();
+                let va = self.mapped_vector(a).into_owned();
                 live[i + 1..].iter().filter_map(move |&b| {
-                    let score = crate::search::dot(&va, &self.vector(b));
+                    let score = crate::search::dot(&va, &self.mapped_vector(b));
                     (score >= min_score).then_some((a, b, score))
                 })
             })
@@ -582,6 +606,20 @@ impl Index {
                     .map(|(row, _)| Hit::new(row, exact(row)))
                     .collect()
             }
+            Strategy::Binary => {
+                let bits = rows::binarize(query);
+                let pool = (wanted * BINARY_FACTOR).max(BINARY_MIN);
+                let approx = top_k(
+                    rows,
+                    pool,
+                    |row| -(rows::hamming(self.binary.row(row), &bits) as f32),
+                    keep,
+                );
+                approx
+                    .into_iter()
+                    .map(|h| Hit::new(h.row, exact(h.row)))
+                    .collect()
+            }
             Strategy::Quantized => {
                 let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
                 let approx = top_k(
@@ -595,7 +633,12 @@ impl Index {
                     .map(|h| Hit::new(h.row, exact(h.row)))
                     .collect()
             }
-            _ => top_k(rows, wanted, exact, keep),
+            _ => top_k(
+                rows,
+                wanted,
+                |row| crate::search::dot(&self.mapped_vector(row), query),
+                keep,
+            ),
         })
     }
 
@@ -644,6 +687,13 @@ impl Index {
             if !ok {
                 return Err(Error::corrupt(
                     self.vectors.path(),
+                    "vectors do not match their checksums",
+                ));
+            }
+            let binary = &self.binary.bytes()[range(rows::binary_width(d))];
+            if crc32fast::hash(binary) != chunk.binary_crc {
+                return Err(Error::corrupt(
+                    self.binary.path(),
                     "vectors do not match their checksums",
                 ));
             }

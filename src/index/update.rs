@@ -329,7 +329,7 @@ fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(std::path::PathBuf
     let data = dir.join(&data_dir);
     std::fs::create_dir_all(&data).map_err(|e| Error::io(&data, e))?;
     Db::create(&data.join(DATABASE))?;
-    for name in [rows::VECTORS, rows::QUANTIZED, rows::WINDOWS] {
+    for name in [rows::VECTORS, rows::QUANTIZED, rows::BINARY, rows::WINDOWS] {
         files::write_synced(&data.join(name), &[])?;
     }
     files::sync_dir(&data)?;
@@ -396,10 +396,12 @@ fn append(
     // 1. The rows, past the committed ones (cutting any torn tail).
     let mut f32s = Vec::with_capacity(new.len() * dimension * 4);
     let mut quantized = Vec::with_capacity(new.len() * (dimension + 4));
+    let mut binary = Vec::with_capacity(new.len() * rows::binary_width(dimension));
     let mut windows = Vec::new();
     for (i, (_, vector, paper_windows)) in new.iter().enumerate() {
         f32s.extend(rows::encode_f32(vector));
         quantized.extend(rows::quantize(vector));
+        binary.extend(rows::binarize(vector));
         for w in paper_windows {
             windows.extend_from_slice(&((first as usize + i) as u32).to_le_bytes());
             windows.extend(rows::encode_f32(w));
@@ -416,11 +418,17 @@ fn append(
             first * (4 + dimension as u64),
             &quantized,
         )?;
+        rows::append(
+            &data.join(rows::BINARY),
+            first * rows::binary_width(dimension) as u64,
+            &binary,
+        )?;
         state.chunks.push(Chunk {
             start: first,
             rows: new.len() as u64,
             vectors_crc: crc32fast::hash(&f32s),
             quantized_crc: crc32fast::hash(&quantized),
+            binary_crc: crc32fast::hash(&binary),
         });
     }
     let window_width = 4 + 4 * dimension as u64;

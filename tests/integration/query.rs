@@ -129,7 +129,7 @@ fn graph_and_int8_search_agree_with_the_exact_scan_on_the_seeds() {
         strategy,
         ..Default::default()
     };
-    for strategy in [Strategy::Graph, Strategy::Quantized] {
+    for strategy in [Strategy::Graph, Strategy::Quantized, Strategy::Binary] {
         let mut found = 0;
         let mut wanted = 0;
         for row in (0..index.rows()).step_by(7) {

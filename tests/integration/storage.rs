@@ -142,7 +142,7 @@ fn write_format_2(from: &Path, to: &Path) {
     let records = serde_json::to_vec(&papers.iter().map(|(_, p)| p).collect::<Vec<_>>()).unwrap();
     let vectors: Vec<u8> = papers
         .iter()
-        .flat_map(|(row, _)| index.vector(*row).into_owned())
+        .flat_map(|(row, _)| index.vector(*row))
         .flat_map(|x| x.to_le_bytes())
         .collect();
     let mut windows = b"PWIN".to_vec();
