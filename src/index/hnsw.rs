@@ -1,14 +1,12 @@
 //! The HNSW graph over the stored vectors: the only file that names hnsw_rs.
+//! It is built in memory when a search asks for it (`--graph`, or a
+//! library caller that keeps an index open); format 3 stores none.
 //!
 //! Vectors are unit length, so the distance is `1 - dot`. hnsw_rs's own
 //! `DistDot` asserts `dot >= 0` and panics on real embeddings, where rounding
 //! makes `dot(v, v)` exceed 1, so [`ClampedDot`] clamps instead.
 
-use std::path::Path;
-
-use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
-
-use crate::error::{Error, Result};
+use hnsw_rs::prelude::{Distance, Hnsw};
 
 /// Links per node per layer.
 const MAX_CONNECTIONS: usize = 16;
@@ -16,6 +14,8 @@ const MAX_CONNECTIONS: usize = 16;
 const EF_CONSTRUCTION: usize = 200;
 /// Layers allowed.
 const MAX_LAYERS: usize = 16;
+/// Rows from which a graph is built by parallel inserts.
+const SERIAL_BELOW: usize = 10_000;
 /// Smallest candidate list size while searching.
 const MIN_EF_SEARCH: usize = 64;
 
@@ -36,8 +36,9 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Builds a graph over `vectors` (row-major, `dimension` wide), inserting
-    /// serially in row order so the same rows always give the same graph.
+    /// Builds a graph over `vectors` (row-major, `dimension` wide). Up to
+    /// [`SERIAL_BELOW`] rows are inserted serially in row order, so the
+    /// same rows always give the same graph; larger sets in parallel.
     pub fn build(vectors: &[f32], dimension: usize) -> Graph {
         let rows = vectors.len() / dimension.max(1);
         let hnsw = Hnsw::new(
@@ -47,47 +48,19 @@ impl Graph {
             EF_CONSTRUCTION,
             ClampedDot,
         );
-        for (i, row) in vectors.chunks_exact(dimension).enumerate() {
-            hnsw.insert_slice((row, i));
+        if rows < SERIAL_BELOW {
+            for (i, row) in vectors.chunks_exact(dimension).enumerate() {
+                hnsw.insert_slice((row, i));
+            }
+        } else {
+            let all: Vec<(&[f32], usize)> = vectors
+                .chunks_exact(dimension)
+                .enumerate()
+                .map(|(i, row)| (row, i))
+                .collect();
+            hnsw.parallel_insert_slice(&all);
         }
         Graph { hnsw }
-    }
-
-    /// Writes the graph into `dir` as `basename.hnsw.graph` and
-    /// `basename.hnsw.data`; returns the file names written.
-    pub fn dump(&self, dir: &Path, basename: &str) -> Result<Vec<String>> {
-        let written = self
-            .hnsw
-            .file_dump(dir, basename)
-            .map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
-        Ok(vec![
-            format!("{written}.hnsw.graph"),
-            format!("{written}.hnsw.data"),
-        ])
-    }
-
-    /// Reloads a dumped graph. hnsw_rs's reloaded graph borrows its loader,
-    /// which is leaked: an index is opened once per process. hnsw_rs asserts
-    /// on malformed files, so a panic while loading is turned into an error;
-    /// callers check the files' digests first, so this is a last resort.
-    pub fn load(dir: &Path, basename: &str) -> Result<Graph> {
-        let graph_file = dir.join(format!("{basename}.hnsw.graph"));
-        let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, basename)));
-        let previous_hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            let loader = loader;
-            loader.load_hnsw::<f32, ClampedDot>()
-        }));
-        std::panic::set_hook(previous_hook);
-        match loaded {
-            Ok(Ok(hnsw)) => Ok(Graph { hnsw }),
-            Ok(Err(e)) => Err(Error::corrupt(graph_file, e.to_string())),
-            Err(_) => Err(Error::corrupt(
-                graph_file,
-                "unreadable HNSW graph".to_string(),
-            )),
-        }
     }
 
     /// The `k` nearest rows to `query` as (row, distance), nearest first.
@@ -180,24 +153,13 @@ mod tests {
     }
 
     #[test]
-    fn dump_and_load_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let vectors = random_unit_vectors(7, 200, 16);
+    fn parallel_builds_find_the_nearest_too() {
+        let vectors = random_unit_vectors(7, SERIAL_BELOW + 500, 16);
         let graph = Graph::build(&vectors, 16);
-        let files = graph.dump(dir.path(), "graph").unwrap();
-        assert_eq!(files, ["graph.hnsw.graph", "graph.hnsw.data"]);
-        let loaded = Graph::load(dir.path(), "graph").unwrap();
-        assert_eq!(loaded.len(), 200);
-        let query = &vectors[16 * 5..16 * 6];
-        assert_eq!(loaded.search(query, 1)[0].0, 5);
-    }
-
-    #[test]
-    fn garbled_graph_is_an_error_not_a_panic() {
-        let dir = tempfile::tempdir().unwrap();
-        let vectors = random_unit_vectors(9, 50, 8);
-        Graph::build(&vectors, 8).dump(dir.path(), "g").unwrap();
-        std::fs::write(dir.path().join("g.hnsw.data"), b"garbage").unwrap();
-        assert!(Graph::load(dir.path(), "g").is_err());
+        assert_eq!(graph.len(), SERIAL_BELOW + 500);
+        for row in [5, 4321, SERIAL_BELOW + 17] {
+            let query = &vectors[16 * row..16 * (row + 1)];
+            assert_eq!(graph.search(query, 1)[0].0, row);
+        }
     }
 }

@@ -136,8 +136,9 @@ fn every_damaged_index_file_gives_a_one_line_error_naming_it() {
                 .to_string()
         })
         .collect();
-    // papers.sqlite, vectors.f32, vectors.i8, a lexical segment, the manifest.
-    assert_eq!(names.len(), 5, "{names:?}");
+    // papers.sqlite, vectors.f32, vectors.i8, vectors.b1, a lexical
+    // segment, the manifest.
+    assert_eq!(names.len(), 6, "{names:?}");
     type Damage = fn(&Path);
     let damages: [(&str, Damage); 3] = [
         ("truncate", |p| {
