@@ -1,5 +1,9 @@
 //! The collection generator of `bench/scale.sh` (too slow in Python at a
-//! million records): `cargo bench --bench scale -- N DIR`.
+//! million records): `cargo bench --bench scale -- N DIR`; and
+//! `cargo bench --bench scale -- recall INDEX`, the recall@10 of the int8
+//! and binary scans against the f32 scan on an index's own vectors, for
+//! several candidate pool sizes (200 query rows spread over the index,
+//! each record's own vector as the query, itself excluded).
 //!
 //! Writes `DIR/collection.jsonl`, N records for `papers index --embeddings`:
 //! texts of 4 to 8 sentences drawn from the real arXiv abstracts of

@@ -227,3 +227,50 @@ fn a_format_2_index_is_upgraded_without_embedding() {
     .json();
     assert_eq!((report.added, report.records), (17, 27));
 }
+
+/// Appends merge lexical segments; the BM25 scores they give are those of
+/// an index built in one go over the same records.
+#[test]
+fn appended_segments_score_as_one_build_does() {
+    crate::util::ensure_model();
+    let dir = tempfile::tempdir().unwrap();
+    let (grown, whole) = (dir.path().join("grown"), dir.path().join("whole"));
+    let data = crate::util::sample_data();
+    let mut files: Vec<_> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3);
+    for file in &files {
+        papers_in(&grown, &["index", file.to_str().unwrap()]).ok();
+    }
+    papers_in(&whole, &["index", data.to_str().unwrap()]).ok();
+    papers_in(&grown, &["check"]).ok();
+    let scores = |index: &Path, query: &str| -> Vec<(String, String)> {
+        let mut hits: Vec<(String, String)> = papers_in(
+            index,
+            &["search", "--json", "--mode", "lexical", "-k", "100", query],
+        )
+        .ok()
+        .json_lines::<serde_json::Value>()
+        .iter()
+        .map(|h| {
+            let score = h["score"].as_f64().unwrap();
+            (h["id"].as_str().unwrap().to_string(), format!("{score:.4}"))
+        })
+        .collect();
+        hits.sort();
+        hits
+    };
+    for query in [
+        "language models",
+        "robots learn from video",
+        "diffusion images speech",
+    ] {
+        let got = scores(&grown, query);
+        assert!(!got.is_empty(), "{query}");
+        assert_eq!(got, scores(&whole, query), "{query}");
+    }
+}
