@@ -45,11 +45,76 @@ fn unit(v: &mut [f64]) {
     v.iter_mut().for_each(|x| *x /= norm);
 }
 
+/// Prints recall@10 of the int8 and binary scans, per pool size.
+fn recall(index: &std::path::Path) -> BoxResult<()> {
+    use papers::index::rows::{binarize, hamming, quantize, quantized_dot};
+    let index = papers::index::Index::open(index)?;
+    let n = index.rows();
+    let vectors: Vec<Vec<f32>> = (0..n).map(|r| index.vector(r)).collect();
+    let bits: Vec<Vec<u8>> = vectors.iter().map(|v| binarize(v)).collect();
+    let int8: Vec<Vec<u8>> = vectors.iter().map(|v| quantize(v)).collect();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let top = |mut scores: Vec<(usize, f32)>, k: usize| {
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scores.truncate(k);
+        scores.into_iter().map(|(r, _)| r).collect::<Vec<_>>()
+    };
+    let pools = [20, 50, 100, 200, 500, 1000, 2000];
+    let mut found = vec![[0usize; 2]; pools.len()];
+    let queries: Vec<usize> = (0..200).map(|i| i * n / 200).collect();
+    for &q in &queries {
+        let query = &vectors[q];
+        let others = || (0..n).filter(move |&r| r != q);
+        let truth = top(others().map(|r| (r, dot(&vectors[r], query))).collect(), 10);
+        let qbits = binarize(query);
+        let by_bits: Vec<(usize, f32)> = others()
+            .map(|r| (r, -(hamming(&bits[r], &qbits) as f32)))
+            .collect();
+        let by_int8: Vec<(usize, f32)> = others()
+            .map(|r| (r, quantized_dot(&int8[r], query)))
+            .collect();
+        for (i, &pool) in pools.iter().enumerate() {
+            for (j, approx) in [&by_int8, &by_bits].iter().enumerate() {
+                let candidates = top(approx.to_vec(), pool);
+                let got = top(
+                    candidates
+                        .iter()
+                        .map(|&r| (r, dot(&vectors[r], query)))
+                        .collect(),
+                    10,
+                );
+                found[i][j] += truth.iter().filter(|t| got.contains(t)).count();
+            }
+        }
+    }
+    println!(
+        "recall@10 against the f32 scan, {n} rows, {} queries",
+        queries.len()
+    );
+    println!("| candidates rescored | share of rows | int8 | binary |\n|---|---|---|---|");
+    for (i, pool) in pools.iter().enumerate() {
+        let [a, b] = found[i];
+        let total = (queries.len() * 10) as f64;
+        println!(
+            "| {pool} | {:.2}% | {:.3} | {:.3} |",
+            100.0 * *pool as f64 / n as f64,
+            a as f64 / total,
+            b as f64 / total
+        );
+    }
+    Ok(())
+}
+
 fn main() -> BoxResult<()> {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if let [what, index] = args.as_slice() {
+        if what == "recall" {
+            return recall(std::path::Path::new(index));
+        }
+    }
     let [n, out] = args.as_slice() else {
         return Err("usage: cargo bench --bench scale -- N DIR".into());
     };
