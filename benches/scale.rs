@@ -47,7 +47,7 @@ fn unit(v: &mut [f64]) {
 
 /// Prints recall@10 of the int8 and binary scans, per pool size.
 fn recall(index: &std::path::Path) -> BoxResult<()> {
-    use papers::index::rows::{binarize, hamming, quantize, quantized_dot};
+    use papers::index::rows::{binarize, hamming, quantize, quantize_query, quantized_scores};
     let index = papers::index::Index::open(index)?;
     let n = index.rows();
     let vectors: Vec<Vec<f32>> = (0..n).map(|r| index.vector(r)).collect();
@@ -70,8 +70,13 @@ fn recall(index: &std::path::Path) -> BoxResult<()> {
         let by_bits: Vec<(usize, f32)> = others()
             .map(|r| (r, -(hamming(&bits[r], &qbits) as f32)))
             .collect();
+        let (q8, scale) = quantize_query(query);
         let by_int8: Vec<(usize, f32)> = others()
-            .map(|r| (r, quantized_dot(&int8[r], query)))
+            .map(|r| {
+                let mut out = Vec::with_capacity(1);
+                quantized_scores(&int8[r], int8[r].len(), &q8, scale, &mut out);
+                (r, out[0])
+            })
             .collect();
         for (i, &pool) in pools.iter().enumerate() {
             for (j, approx) in [&by_int8, &by_bits].iter().enumerate() {

@@ -209,6 +209,18 @@ pub fn top_k(
     score: impl Fn(usize) -> f32 + Sync,
     keep: impl Fn(usize) -> bool + Sync,
 ) -> Vec<Hit> {
+    top_k_chunks(rows, k, |range, out| out.extend(range.map(&score)), keep)
+}
+
+/// [`top_k`] with the scores of a chunk of rows computed in one call
+/// (`scores(range, out)` appends one score per row of `range`), for
+/// scoring loops that vectorise over rows.
+pub fn top_k_chunks(
+    rows: usize,
+    k: usize,
+    scores: impl Fn(std::ops::Range<usize>, &mut Vec<f32>) + Sync,
+    keep: impl Fn(usize) -> bool + Sync,
+) -> Vec<Hit> {
     use rayon::prelude::*;
     const CHUNK: usize = 8192;
     if k == 0 {
@@ -218,9 +230,13 @@ pub fn top_k(
     (0..rows.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
-            let mut hits: Vec<Hit> = (c * CHUNK..((c + 1) * CHUNK).min(rows))
-                .filter(|&r| keep(r))
-                .map(|r| Hit::new(r, score(r)))
+            let range = c * CHUNK..((c + 1) * CHUNK).min(rows);
+            let mut buffer = Vec::with_capacity(range.len());
+            scores(range.clone(), &mut buffer);
+            let mut hits: Vec<Hit> = range
+                .zip(buffer)
+                .filter(|&(r, _)| keep(r))
+                .map(|(r, s)| Hit::new(r, s))
                 .collect();
             best(&mut hits);
             hits

@@ -54,7 +54,7 @@ pub use update::{upgrade, IndexLock, ModelStamp, Update, UpdateReport};
 
 use crate::error::{Error, Result};
 use crate::paper::{validate_prefix, Paper, PaperId};
-use crate::search::{combine, rank, top_k, Hit, Mode, SearchOptions, Strategy};
+use crate::search::{combine, rank, top_k, top_k_chunks, Hit, Mode, SearchOptions, Strategy};
 use db::{Alias, Db, State};
 use hnsw::Graph;
 use rows::RowFile;
@@ -622,10 +622,16 @@ impl Index {
             }
             Strategy::Quantized => {
                 let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
-                let approx = top_k(
+                let (q, scale) = rows::quantize_query(query);
+                let width = 4 + self.manifest.dimension;
+                let bytes = self.quantized.bytes();
+                let approx = top_k_chunks(
                     rows,
                     pool,
-                    |row| rows::quantized_dot(self.quantized.row(row), query),
+                    |range, out| {
+                        let chunk = &bytes[range.start * width..range.end * width];
+                        rows::quantized_scores(chunk, width, &q, scale, out);
+                    },
                     keep,
                 );
                 approx

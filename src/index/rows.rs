@@ -207,44 +207,31 @@ pub fn hamming(a: &[u8], b: &[u8]) -> u32 {
         .sum()
 }
 
-/// The approximate dot product of a quantized row with an f32 query.
-#[inline]
-pub fn quantized_dot(row: &[u8], query: &[f32]) -> f32 {
-    let scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
-    let mut sums = [0f32; 8];
-    let values = &row[4..];
-    let (chunks, rest) = values.split_at(values.len() / 8 * 8);
-    for (c, q) in chunks.chunks_exact(8).zip(query.chunks_exact(8)) {
-        for i in 0..8 {
-            sums[i] += (c[i] as i8) as f32 * q[i];
+/// A query quantized like the rows: its i8 values and their scale.
+pub fn quantize_query(query: &[f32]) -> (Vec<i8>, f32) {
+    let bytes = quantize(query);
+    let scale = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    (bytes[4..].iter().map(|&b| b as i8).collect(), scale)
+}
+
+/// Appends the approximate dot product of each quantized row of `rows`
+/// (`width` bytes each) with a quantized query: integer products summed
+/// in i32, then both scales applied. Compiled per SIMD level.
+#[multiversion::multiversion(targets = "simd")]
+pub fn quantized_scores(rows: &[u8], width: usize, query: &[i8], scale: f32, out: &mut Vec<f32>) {
+    for row in rows.chunks_exact(width) {
+        let row_scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
+        let mut sum = 0i32;
+        for (&x, &q) in row[4..].iter().zip(query) {
+            sum += (x as i8 as i32) * (q as i32);
         }
+        out.push(row_scale * scale * sum as f32);
     }
-    let mut sum: f32 = sums.iter().sum();
-    for (x, q) in rest.iter().zip(&query[chunks.len()..]) {
-        sum += (*x as i8) as f32 * q;
-    }
-    sum * scale
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quantized_dot_is_close_to_the_exact_one() {
-        let a: Vec<f32> = (0..384)
-            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 600.0)
-            .collect();
-        let b: Vec<f32> = (0..384)
-            .map(|i| ((i * 53 % 89) as f32 - 44.0) / 500.0)
-            .collect();
-        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        let approx = quantized_dot(&quantize(&a), &b);
-        assert!(
-            (exact - approx).abs() < 0.01 * exact.abs().max(0.1),
-            "{exact} {approx}"
-        );
-    }
 
     #[test]
     fn hamming_counts_the_components_of_opposite_sign() {
@@ -258,6 +245,30 @@ mod tests {
         assert_eq!(binarize(&a).len(), binary_width(384));
         assert_eq!(hamming(&binarize(&a), &binarize(&a)), 0);
         assert_eq!(hamming(&binarize(&a), &binarize(&b)), 70);
+    }
+
+    #[test]
+    fn integer_scores_are_close_to_the_exact_ones() {
+        let a: Vec<f32> = (0..384)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 600.0)
+            .collect();
+        let b: Vec<f32> = (0..384)
+            .map(|i| ((i * 53 % 89) as f32 - 44.0) / 500.0)
+            .collect();
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let (query, scale) = quantize_query(&b);
+        let mut rows = quantize(&a);
+        rows.extend(quantize(&b));
+        let mut out = Vec::new();
+        quantized_scores(&rows, 388, &query, scale, &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(
+            (exact - out[0]).abs() < 0.01 * exact.abs().max(0.1),
+            "{exact} {}",
+            out[0]
+        );
+        let norm: f32 = b.iter().map(|x| x * x).sum();
+        assert!((norm - out[1]).abs() < 0.01 * norm, "{norm} {}", out[1]);
     }
 
     #[test]
