@@ -92,6 +92,9 @@ pub struct State {
     pub segments: Vec<SegmentEntry>,
     /// The appends, for the full check.
     pub chunks: Vec<Chunk>,
+    /// Segments the last commit merged away, deleted by the next one.
+    #[serde(default)]
+    pub retired: Vec<String>,
 }
 
 /// An open records store.

@@ -489,16 +489,25 @@ fn append(
     state.rows = first + new.len() as u64;
     state.live = state.live + new.len() as u64 - dropped.len() as u64;
     state.generation += 1;
+    // Segments merged away now stay on disk until the next commit, for
+    // readers that read the previous state and open its segments later.
+    let previously_retired = std::mem::replace(&mut state.retired, retired);
     tx.commit(&state)?;
 
-    // 4. Segments no longer named.
-    let named: HashSet<&str> = state.segments.iter().map(|s| s.name.as_str()).collect();
-    for old in retired {
-        if !named.contains(old.as_str()) {
+    // 4. Segments no state a reader may hold names any more: those
+    // retired by the previous commit, and any a killed run left.
+    let keep: HashSet<&str> = state
+        .segments
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(state.retired.iter().map(String::as_str))
+        .collect();
+    for old in previously_retired {
+        if !keep.contains(old.as_str()) {
             let _ = std::fs::remove_file(data.join(old));
         }
     }
-    remove_orphan_segments(data, &named);
+    remove_orphan_segments(data, &keep);
     Ok(state)
 }
 
