@@ -141,6 +141,11 @@ impl Corpus {
                 .collect::<Vec<_>>();
             return Err(Error::NoDumps {
                 paths: paths.join(", "),
+                reason: corpus
+                    .skipped
+                    .first()
+                    .map(|s| format!("{}: {}", s.path.display(), s.reason))
+                    .unwrap_or_default(),
             });
         }
         Ok(corpus)
@@ -150,39 +155,73 @@ impl Corpus {
 /// Adds `path` (a file) or the files under it (a directory) to `out`.
 /// `ancestors` are the real paths of the directories being walked above
 /// it: a directory that is one of them (a symlink to a parent) would make
-/// the walk endless, and is skipped.
+/// the walk endless, and is skipped. A path given by the user that does
+/// not exist is an error; anything found inside a folder that cannot be
+/// read (a dangling link, a FIFO, a folder without permission) is skipped
+/// with its reason, and the rest of the folder is read.
 fn collect_files(
     path: &Path,
     ancestors: &mut Vec<PathBuf>,
     out: &mut Vec<PathBuf>,
     skipped: &mut Vec<Skipped>,
 ) -> Result<()> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::MissingInput {
-            path: path.to_path_buf(),
-        },
-        _ => Error::io(path, e),
-    })?;
-    if !meta.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    let real = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
-    if let Some(ancestor) = ancestors.iter().find(|a| **a == real) {
+    let top = ancestors.is_empty();
+    let mut skip = |reason: String| {
         skipped.push(Skipped {
             path: path.to_path_buf(),
-            reason: format!(
-                "directory loop (the same folder as {}, which is being read)",
-                ancestor.display()
-            ),
-        });
+            reason,
+        })
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if top && e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::MissingInput {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            skip("a link to nothing (dangling symbolic link)".into());
+            return Ok(());
+        }
+        Err(e) => {
+            skip(crate::error::describe_io(&e));
+            return Ok(());
+        }
+    };
+    if !meta.is_dir() {
+        match crate::limits::not_regular(&meta) {
+            Some(why) => skip(why.into()),
+            None => out.push(path.to_path_buf()),
+        }
         return Ok(());
     }
-    let mut entries = std::fs::read_dir(path)
-        .map_err(|e| Error::io(path, e))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| Error::io(path, e))?;
+    let real = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) => {
+            skip(crate::error::describe_io(&e));
+            return Ok(());
+        }
+    };
+    if let Some(ancestor) = ancestors.iter().find(|a| **a == real) {
+        skip(format!(
+            "directory loop (the same folder as {}, which is being read)",
+            ancestor.display()
+        ));
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(path).and_then(|entries| {
+        entries
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<std::io::Result<Vec<_>>>()
+    });
+    let mut entries = match entries {
+        Ok(entries) => entries,
+        Err(e) if top => return Err(Error::io(path, e)),
+        Err(e) => {
+            skip(crate::error::describe_io(&e));
+            return Ok(());
+        }
+    };
     entries.sort();
     ancestors.push(real);
     for entry in entries {
@@ -201,20 +240,42 @@ fn collect_files(
 /// read ("line N: why").
 type Read = (Vec<crate::parse::Paragraph>, Vec<String>);
 
-/// Reads one input: a Daily Papers dump, a Hugging Face JSON list or JSON
-/// Lines (`.jsonl`, `.ndjson`, or any file whose first character is `{`),
-/// each possibly gzip-compressed (`.gz`). Says in a few words why a file
-/// is not an input.
+/// Reads one input: a Daily Papers dump, a JSON list of records (Hugging
+/// Face's daily papers, or objects with JSON Lines' fields) or JSON Lines
+/// (`.jsonl`, `.ndjson`, or any file whose first character is `{`), each
+/// possibly gzip-compressed (`.gz`), within `fields.limits`. Says in a few
+/// words why a file is not an input.
 fn read_input(path: &Path, fields: &Fields) -> std::result::Result<Read, String> {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().to_lowercase());
+    let limit = fields.limits.file_bytes;
+    let too_large = |e: Error| match e {
+        Error::TooLarge { limit, flag, .. } => {
+            format!("over the limit of {limit} bytes for one file (raise it with {flag})")
+        }
+        e => e.to_string(),
+    };
+    let io = |e: std::io::Error| crate::error::describe_io(&e);
+    let file = std::fs::File::open(path).map_err(io)?;
     let mut bad = Vec::new();
     let bytes = if name.ends_with(".gz") {
-        let file = std::fs::read(path).map_err(|e| e.to_string())?;
+        let compressed = crate::limits::read_capped(file, limit, String::new, "--max-file-bytes")
+            .map_err(io)?
+            .map_err(too_large)?;
+        let mut decoder = flate2::read::MultiGzDecoder::new(compressed.as_slice());
         let mut bytes = Vec::new();
-        let mut decoder = flate2::read::MultiGzDecoder::new(file.as_slice());
-        if let Err(e) = std::io::Read::read_to_end(&mut decoder, &mut bytes) {
+        let read = std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut decoder, limit.saturating_add(1)),
+            &mut bytes,
+        );
+        if bytes.len() as u64 > limit {
+            return Err(format!(
+                "over the limit of {limit} bytes for one file once decompressed (raise it with \
+                 --max-file-bytes)"
+            ));
+        }
+        if let Err(e) = read {
             if bytes.is_empty() {
                 return Err(format!("not a readable gzip file ({e})"));
             }
@@ -229,7 +290,9 @@ fn read_input(path: &Path, fields: &Fields) -> std::result::Result<Read, String>
         }
         bytes
     } else {
-        std::fs::read(path).map_err(|e| e.to_string())?
+        crate::limits::read_capped(file, limit, String::new, "--max-file-bytes")
+            .map_err(io)?
+            .map_err(too_large)?
     };
     let inner = name.strip_suffix(".gz").unwrap_or(&name);
     let (paragraphs, mut more) = parse_bytes(&bytes, inner, fields)?;
@@ -238,43 +301,85 @@ fn read_input(path: &Path, fields: &Fields) -> std::result::Result<Read, String>
 }
 
 /// Parses an input's (decompressed) bytes; `name` is its lower-cased
-/// file name without `.gz`.
+/// file name without `.gz`. Invalid UTF-8 costs only the records it is
+/// in, and a record over `fields.limits.record_bytes` only itself: each
+/// is reported as a bad line. A file that yields no record is not an
+/// input.
 fn parse_bytes(bytes: &[u8], name: &str, fields: &Fields) -> std::result::Result<Read, String> {
     if bytes.contains(&0) {
         return Err("binary file, not a Daily Papers dump".into());
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.valid_up_to()
-        )
-    })?;
+    let (text, lossy) = match std::str::from_utf8(bytes) {
+        Ok(text) => (std::borrow::Cow::Borrowed(text), false),
+        Err(_) => (String::from_utf8_lossy(bytes), true),
+    };
     let body = text.trim_start_matches('\u{feff}').trim_start();
-    if name.ends_with(".jsonl") || name.ends_with(".ndjson") || body.starts_with('{') {
-        let (records, bad) = parse_jsonl(text, fields);
-        if records.is_empty() {
-            return Err(match bad.first() {
-                Some(first) => format!(
-                    "no line is a record (line {}: {}); see --field",
-                    first.line, first.reason
-                ),
-                None => "empty file".into(),
-            });
+    let (records, mut bad): (Vec<crate::parse::Paragraph>, Vec<String>) =
+        if name.ends_with(".jsonl") || name.ends_with(".ndjson") || body.starts_with('{') {
+            let (records, bad) = parse_jsonl(&text, fields);
+            if records.is_empty() {
+                return Err(match bad.first() {
+                    Some(first) => format!(
+                        "no line is a record (line {}: {}); see --field",
+                        first.line, first.reason
+                    ),
+                    None => "empty file".into(),
+                });
+            }
+            let bad = bad
+                .into_iter()
+                .map(|b| format!("line {}: {}", b.line, b.reason))
+                .collect();
+            (records, bad)
+        } else if body.starts_with('[') {
+            let (records, bad) = crate::records::parse_json_list(&text, fields)?;
+            if records.is_empty() {
+                return Err(match bad.first() {
+                    Some(first) => format!(
+                        "no entry is a record (entry {}: {}); see --field",
+                        first.line, first.reason
+                    ),
+                    None => "an empty list".into(),
+                });
+            }
+            let bad = bad
+                .into_iter()
+                .map(|b| format!("entry {}: {}", b.line, b.reason))
+                .collect();
+            (records, bad)
+        } else {
+            (parse_dump(&text).map_err(|e| e.to_string())?, Vec::new())
+        };
+    let place = |p: &crate::parse::Paragraph| match p.line {
+        0 => format!("entry {}", p.number),
+        line => format!("line {line}"),
+    };
+    let limit = fields.limits.record_bytes;
+    let mut kept = Vec::with_capacity(records.len());
+    for record in records {
+        if lossy && record.text.contains('\u{fffd}') {
+            bad.push(format!(
+                "{}: invalid UTF-8 bytes; record skipped",
+                place(&record)
+            ));
+        } else if record.text.len() > limit {
+            bad.push(format!(
+                "{}: a record of {} bytes, over the limit of {limit} (raise it with \
+                 --max-record-bytes); skipped",
+                place(&record),
+                record.text.len()
+            ));
+        } else {
+            kept.push(record);
         }
-        let bad = bad
-            .into_iter()
-            .map(|b| format!("line {}: {}", b.line, b.reason))
-            .collect();
-        return Ok((records, bad));
     }
-    if body.starts_with('[') {
-        return crate::parse::parse_hf_json(text)
-            .map(|p| (p, Vec::new()))
-            .map_err(|e| e.to_string());
+    if kept.is_empty() {
+        return Err(match bad.first() {
+            Some(first) => format!("no record read ({first})"),
+            None => "holds no abstracts".into(),
+        });
     }
-    parse_dump(text)
-        .map(|p| (p, Vec::new()))
-        .map_err(|e| e.to_string())
+    Ok((kept, bad))
 }
 
 #[cfg(test)]

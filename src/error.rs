@@ -7,19 +7,62 @@ use std::path::PathBuf;
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Hint appended to every error about a damaged or incompatible index.
+/// Hint appended to every error about an incompatible index.
 const REBUILD: &str = "run `papers index --rebuild PATH...` to rebuild it";
+
+/// Hint appended to every error about a damaged index file.
+const DAMAGED: &str =
+    "run `papers check` to see what is damaged, then `papers index --rebuild PATH...` to rebuild it";
 
 /// Everything the library can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed. Displayed in words that say
+    /// what is true (disk full, permission denied, read-only) and, where
+    /// papers was writing an index, that the index is unchanged.
+    #[error("{}: {}", path.display(), describe_io(error))]
     Io {
         /// The file or directory involved.
         path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error (not a `source`: its text is already in
+        /// this error's, and printing the chain would say it twice).
+        error: std::io::Error,
+    },
+    /// The index folder was not made by papers: nothing is written into it.
+    #[error("{}: not a papers index ({reason}); papers writes only into an empty or new folder, or an index it made; pass another --index", path.display())]
+    NotAnIndex {
+        /// The folder.
+        path: PathBuf,
+        /// What papers found there.
+        reason: String,
+    },
+    /// A first build or `--rebuild` read no record: the index is left as
+    /// it was rather than replaced by an empty one.
+    #[error("no records read from {paths}{}; the index was not changed", if reason.is_empty() { String::new() } else { format!(" ({reason})") })]
+    NothingRead {
+        /// The input paths, joined for display.
+        paths: String,
+        /// Why (the first skipped file or line), if known.
+        reason: String,
+    },
+    /// The index's database could not be used for a reason other than
+    /// damage: busy, locked, read-only, full, not permitted.
+    #[error("{}: {problem}", path.display())]
+    Storage {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong and what to do, in words.
+        problem: String,
+    },
+    /// An input is larger than a limit papers sets to bound its memory.
+    #[error("{what} is over the limit of {limit} bytes{}", if flag.is_empty() { String::new() } else { format!(" (raise it with {flag})") })]
+    TooLarge {
+        /// The input: a file, stdin, a query.
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+        /// The flag that raises it, if any.
+        flag: &'static str,
     },
     /// An input path given on the command line does not exist.
     #[error("{}: no such file or directory", path.display())]
@@ -28,10 +71,12 @@ pub enum Error {
         path: PathBuf,
     },
     /// None of the input paths held a Daily Papers dump.
-    #[error("no Daily Papers dumps found in {paths}")]
+    #[error("no Daily Papers dumps found in {paths}{}", if reason.is_empty() { String::new() } else { format!(" ({reason})") })]
     NoDumps {
         /// The input paths, joined for display.
         paths: String,
+        /// Why the first file looked at was not read, if any was.
+        reason: String,
     },
     /// The model could not be found, fetched or loaded.
     #[error("model {model}: {reason}")]
@@ -110,7 +155,7 @@ pub enum Error {
         found: u32,
     },
     /// A file of the index is damaged or inconsistent.
-    #[error("{}: damaged index file ({reason}); {REBUILD}", path.display())]
+    #[error("{}: damaged index file ({reason}); {DAMAGED}", path.display())]
     IndexCorrupt {
         /// The damaged file.
         path: PathBuf,
@@ -168,11 +213,16 @@ pub enum Error {
 
 impl Error {
     /// Wraps an I/O error with the path it happened on.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
+    }
+
+    /// Whether this is an I/O error of `kind` (a closed pipe, say).
+    pub fn is_io(&self, kind: std::io::ErrorKind) -> bool {
+        matches!(self, Error::Io { error, .. } if error.kind() == kind)
     }
 
     /// Whether this is a run stopped by Ctrl-C (exit code 130).
@@ -221,6 +271,30 @@ impl Error {
         Error::IndexCorrupt {
             path: path.into(),
             reason: reason.into(),
+        }
+    }
+}
+
+/// An I/O error in words a user acts on: the common causes are named
+/// plainly, the rest keep the system's text.
+pub fn describe_io(error: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            "disk full (no space left on the device); free some space and run the command again"
+                .into()
+        }
+        ErrorKind::PermissionDenied => "permission denied".into(),
+        ErrorKind::ReadOnlyFilesystem => "read-only file system".into(),
+        ErrorKind::NotFound => "no such file or directory".into(),
+        ErrorKind::ResourceBusy => "busy (in use by another process)".into(),
+        _ => {
+            let text = error.to_string();
+            // "... (os error N)" adds nothing for a reader.
+            match text.rfind(" (os error ") {
+                Some(at) => text[..at].to_string(),
+                None => text,
+            }
         }
     }
 }

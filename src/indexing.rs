@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::corpus::{Corpus, Given, Skipped};
 use crate::embed::{Embedder, ModelChoice};
 use crate::error::{Error, Result};
+use crate::index::ownership::Folder;
 use crate::index::{Index, IndexLock, ModelStamp, Update, UpdateReport};
 use crate::records::Fields;
 
@@ -83,12 +84,31 @@ pub const VERIFY_COSINE: f32 = 0.99;
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
+    let folder = crate::index::ownership::survey(dir)?;
     let corpus = Corpus::load_with(&request.paths, &fields)?;
     for skipped in &corpus.skipped {
         observer.skipped(skipped);
     }
     for bad in &corpus.bad_lines {
         observer.bad_line(bad);
+    }
+    // A run that read nothing never replaces an index (or makes an empty
+    // one): a wrong path or format must not cost the records indexed.
+    if corpus.papers.is_empty() && (request.rebuild || folder == Folder::Fresh) {
+        return Err(Error::NothingRead {
+            paths: request
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: corpus
+                .bad_lines
+                .first()
+                .or(corpus.skipped.first())
+                .map(|s| format!("{}: {}", s.path.display(), s.reason))
+                .unwrap_or_default(),
+        });
     }
     let _lock = lock(dir, observer)?;
     let existing = if request.rebuild {
@@ -269,7 +289,7 @@ fn unit(v: &[f32]) -> Vec<f32> {
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
 /// from the index at `dir` and commits the rest; no model is needed.
 pub fn remove(dir: &Path, ids: &[String], observer: &dyn Observer) -> Result<UpdateReport> {
-    let _lock = lock(dir, observer)?;
+    let _lock = lock_index(dir, observer)?;
     let index = Index::open(dir)?;
     let mut rows = ids
         .iter()
@@ -283,7 +303,7 @@ pub fn remove(dir: &Path, ids: &[String], observer: &dyn Observer) -> Result<Upd
 /// Converts the format-2 index at `dir` to the current format, under the
 /// writer lock; false when it already is current.
 pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
-    let _lock = lock(dir, observer)?;
+    let _lock = lock_index(dir, observer)?;
     let upgraded = crate::index::upgrade(dir)?;
     if !upgraded {
         // Checks it opens.
@@ -292,7 +312,19 @@ pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
     Ok(upgraded)
 }
 
+/// Takes the writer lock of an index that must already exist: no folder
+/// or lock file is made for a command that only changes an index.
+fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
+    match crate::index::ownership::survey(dir)? {
+        Folder::Index => lock(dir, observer),
+        Folder::Fresh => Err(Error::IndexMissing {
+            path: dir.to_path_buf(),
+        }),
+    }
+}
+
 /// Takes the writer lock, saying so when another writer makes it wait.
+/// The folder was surveyed first ([`crate::index::ownership::survey`]).
 fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
     IndexLock::acquire(dir, || {
         observer.note(&format!(

@@ -51,6 +51,7 @@ pub mod evidence;
 pub mod index;
 pub mod indexing;
 pub mod lexical;
+pub mod limits;
 pub mod output;
 pub mod paper;
 pub mod parse;

@@ -29,9 +29,13 @@ fn main() -> ExitCode {
 /// Whether the error is a closed stdout (`papers search ... | head`), which
 /// is not a failure.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let kind = std::io::ErrorKind::BrokenPipe;
     err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|e| e.kind() == kind)
+            || cause
+                .downcast_ref::<papers::Error>()
+                .is_some_and(|e| e.is_io(kind))
     })
 }

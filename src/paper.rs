@@ -181,7 +181,14 @@ pub fn parse_date(text: &str) -> Option<u32> {
         return None;
     }
     let (y, m, d): (u32, u32, u32) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
-    ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some(y * 10_000 + m * 100 + d)
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    ((1..=12).contains(&m) && (1..=days).contains(&d)).then_some(y * 10_000 + m * 100 + d)
 }
 
 /// One unique abstract and everywhere it was seen.

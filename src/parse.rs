@@ -92,61 +92,68 @@ pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
     let entries = value
         .as_array()
         .ok_or_else(|| ParseError::Json("the top level is not a list".into()))?;
+    Ok(entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, entry)| hf_entry(entry).map(|p| Paragraph { number: i + 1, ..p }))
+        .collect())
+}
+
+/// One entry of a Hugging Face daily papers list (`paper.summary` and the
+/// rest, see [`parse_hf_json`]); `None` without a summary.
+pub fn hf_entry(entry: &serde_json::Value) -> Option<Paragraph> {
+    use serde_json::Value;
     fn string(v: Option<&serde_json::Value>) -> &str {
         v.and_then(serde_json::Value::as_str)
             .map(str::trim)
             .unwrap_or("")
     }
-    let mut out = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let paper = entry.get("paper").unwrap_or(entry);
-        let raw = string(paper.get("summary"));
-        let text = crate::records::clean(raw);
-        if text.is_empty() {
-            continue;
-        }
-        let title = match string(entry.get("title")) {
-            "" => string(paper.get("title")),
-            title => title,
-        };
-        // paper.publishedAt is the arXiv date in every layout; the
-        // top-level publishedAt changed meaning between versions, so it
-        // is only a fall-back.
-        let published = match string(paper.get("publishedAt")) {
-            "" => string(entry.get("publishedAt")),
-            date => date,
-        };
-        let date = |text: &str| crate::paper::parse_date(text).map(crate::paper::format_date);
-        let authors = paper
-            .get("authors")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(|a| a.get("name").unwrap_or(a).as_str())
-                    .map(|name| name.trim().to_string())
-                    .filter(|name| !name.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let id = string(paper.get("id"));
-        out.push(Paragraph {
-            number: i + 1,
-            line: 0,
-            embedding: None,
-            meta: Some(crate::paper::Meta {
-                arxiv_id: crate::records::arxiv_id(id).unwrap_or_else(|| id.to_string()),
-                title: crate::records::clean(title),
-                authors,
-                published: date(published),
-                listed: date(string(paper.get("submittedOnDailyAt"))),
-                original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text)
-                    .then(|| raw.to_string()),
-                ..Default::default()
-            }),
-            text,
-        });
+    let paper = entry.get("paper").unwrap_or(entry);
+    let raw = string(paper.get("summary"));
+    let text = crate::records::clean(raw);
+    if text.is_empty() {
+        return None;
     }
-    Ok(out)
+    let title = match string(entry.get("title")) {
+        "" => string(paper.get("title")),
+        title => title,
+    };
+    // paper.publishedAt is the arXiv date in every layout; the
+    // top-level publishedAt changed meaning between versions, so it
+    // is only a fall-back.
+    let published = match string(paper.get("publishedAt")) {
+        "" => string(entry.get("publishedAt")),
+        date => date,
+    };
+    let date = |text: &str| crate::paper::parse_date(text).map(crate::paper::format_date);
+    let authors = paper
+        .get("authors")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|a| a.get("name").unwrap_or(a).as_str())
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let id = string(paper.get("id"));
+    Some(Paragraph {
+        number: 0,
+        line: 0,
+        embedding: None,
+        meta: Some(crate::paper::Meta {
+            arxiv_id: crate::records::arxiv_id(id).unwrap_or_else(|| id.to_string()),
+            title: crate::records::clean(title),
+            authors,
+            published: date(published),
+            listed: date(string(paper.get("submittedOnDailyAt"))),
+            original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text)
+                .then(|| raw.to_string()),
+            ..Default::default()
+        }),
+        text,
+    })
 }
 
 #[cfg(test)]

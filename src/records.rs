@@ -81,6 +81,8 @@ pub struct Fields {
     /// Read each record's `embedding` (a list of numbers) too, and report a
     /// record without one as a bad line (`papers index --embeddings`).
     pub embeddings: bool,
+    /// Caps on what one input file and one record may cost.
+    pub limits: crate::limits::Limits,
 }
 
 impl Fields {
@@ -174,14 +176,69 @@ pub fn embed_text(
 /// One line as a record.
 fn record(line: &str, fields: &Fields) -> Result<Paragraph, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    record_value(&value, fields)
+}
+
+/// Reads a JSON list of records (a `[...]` file): entries shaped like
+/// Hugging Face's daily papers (`{paper: {...}}`) are read as such, any
+/// other object with the same fields as JSON Lines. An entry that is not a
+/// record is reported with its 1-based position (`number`). Errors only
+/// when the text is not a JSON list.
+pub fn parse_json_list(
+    text: &str,
+    fields: &Fields,
+) -> Result<(Vec<Paragraph>, Vec<BadLine>), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("not a JSON list of records: {e}"))?;
+    let Value::Array(entries) = value else {
+        return Err("not a JSON list of records: the top level is not a list".into());
+    };
+    let mut records = Vec::new();
+    let mut bad = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let read = match entry.get("paper") {
+            Some(Value::Object(_)) => crate::parse::hf_entry(entry)
+                .ok_or_else(|| "no abstract (looked for paper.summary)".to_string()),
+            _ => record_value(entry, fields),
+        };
+        match read {
+            Ok(paragraph) => records.push(Paragraph {
+                number: i + 1,
+                line: 0,
+                ..paragraph
+            }),
+            Err(reason) => bad.push(BadLine {
+                line: i + 1,
+                reason,
+            }),
+        }
+    }
+    Ok((records, bad))
+}
+
+/// One JSON value as a record.
+fn record_value(value: &Value, fields: &Fields) -> Result<Paragraph, String> {
     if !value.is_object() {
         return Err("not a JSON object".into());
     }
-    let string = |field| match fields.get(&value, field) {
+    let string = |field| match fields.get(value, field) {
         Some(Value::String(s)) => s.trim().to_string(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
     };
+    if let Some(other) = fields
+        .get(value, Field::Abstract)
+        .filter(|v| !v.is_string())
+    {
+        let kind = match other {
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "a boolean",
+            Value::Array(_) => "a list",
+            _ => "an object",
+        };
+        return Err(format!("the abstract is {kind}, not text"));
+    }
     let raw = string(Field::Abstract);
     let text = clean(&raw);
     if text.is_empty() {
@@ -202,8 +259,8 @@ fn record(line: &str, fields: &Fields) -> Result<Paragraph, String> {
         arxiv_id: arxiv.clone(),
         source_id: if arxiv.is_empty() { id } else { String::new() },
         title: clean(&string(Field::Title)),
-        authors: authors(fields.get(&value, Field::Authors)),
-        categories: list(fields.get(&value, Field::Categories)),
+        authors: authors(fields.get(value, Field::Authors)),
+        categories: list(fields.get(value, Field::Categories)),
         published: crate::paper::parse_date(&string(Field::Date)).map(crate::paper::format_date),
         listed: None,
         original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text).then_some(raw),

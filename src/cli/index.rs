@@ -42,6 +42,17 @@ pub struct IndexArgs {
     #[arg(long = "field", value_name = "NAME=PATH", value_parser = parse_field)]
     fields: Vec<String>,
 
+    /// Largest input file read, in bytes after decompression; larger
+    /// files are skipped with a warning
+    #[arg(long, value_name = "BYTES", default_value_t = papers::limits::FILE_BYTES)]
+    max_file_bytes: u64,
+
+    /// Largest record (abstract) indexed, in bytes; longer ones are
+    /// skipped with a warning
+    #[arg(long, value_name = "BYTES", default_value_t = papers::limits::RECORD_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_record_bytes: u64,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -128,6 +139,10 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
     }
+    fields.limits = papers::limits::Limits {
+        file_bytes: args.max_file_bytes,
+        record_bytes: args.max_record_bytes as usize,
+    };
     let given = !args.embeddings.is_empty();
     let request = IndexRequest {
         paths: if given { args.embeddings } else { args.paths },

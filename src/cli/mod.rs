@@ -118,7 +118,7 @@ pub struct RankArgs {
     limit: u64,
 
     /// Only results with at least this cosine similarity (-1 to 1)
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_cosine)]
     min_score: Option<f32>,
 
     /// Score every paper with its f32 vector (same as --strategy exact)
@@ -145,11 +145,29 @@ pub struct RankArgs {
     until: Option<u32>,
 }
 
+/// Parses a cosine similarity: a number from -1 to 1.
+pub fn parse_cosine(text: &str) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(x) if (-1.0..=1.0).contains(&x) => Ok(x),
+        Ok(_) => Err(format!("'{text}' is not a cosine similarity from -1 to 1")),
+        Err(_) => Err(format!("'{text}' is not a number")),
+    }
+}
+
+/// Parses a fraction: a number from 0 to 1.
+pub fn parse_fraction(text: &str) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        Ok(_) => Err(format!("'{text}' is not a fraction from 0 to 1")),
+        Err(_) => Err(format!("'{text}' is not a number")),
+    }
+}
+
 /// Parses a YYYY-MM-DD date argument.
 fn parse_date_arg(text: &str) -> Result<u32, String> {
     papers::paper::parse_date(text)
         .filter(|_| text.len() == 10)
-        .ok_or_else(|| format!("'{text}' is not a date of the form YYYY-MM-DD"))
+        .ok_or_else(|| format!("'{text}' is not a date of the form YYYY-MM-DD (a real day)"))
 }
 
 impl RankArgs {

@@ -1,7 +1,5 @@
 //! The commands that only need the model: `embed` and `model`.
 
-use std::io::BufRead;
-
 use anyhow::{Context as _, Result};
 use clap::Args;
 
@@ -52,11 +50,12 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
         return embed_records(ctx, args);
     }
     let texts = if args.texts.is_empty() {
-        std::io::stdin()
-            .lock()
-            .lines()
-            .collect::<std::io::Result<Vec<_>>>()
-            .context("reading texts from stdin")?
+        papers::limits::read_lines(
+            std::io::stdin().lock(),
+            papers::limits::RECORD_BYTES,
+            papers::limits::STDIN_BYTES,
+            "<stdin>",
+        )?
     } else {
         args.texts
     };
@@ -79,18 +78,36 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
     }
-    let mut inputs: Vec<(String, String)> = Vec::new();
+    let mut inputs: Vec<(String, Vec<String>)> = Vec::new();
+    // A record line carries its JSON around the abstract: four times the
+    // record cap leaves room for long metadata.
+    let line_limit = 4 * papers::limits::RECORD_BYTES;
     if args.texts.is_empty() {
-        let body = std::io::read_to_string(std::io::stdin().lock()).context("reading stdin")?;
-        inputs.push(("<stdin>".into(), body));
+        let lines = papers::limits::read_lines(
+            std::io::stdin().lock(),
+            line_limit,
+            papers::limits::STDIN_BYTES,
+            "<stdin>",
+        )?;
+        inputs.push(("<stdin>".into(), lines));
     }
     for path in &args.texts {
-        let body = std::fs::read_to_string(path).with_context(|| format!("{path}: cannot read"))?;
-        inputs.push((path.clone(), body));
+        let meta = std::fs::metadata(path).with_context(|| format!("{path}: cannot read"))?;
+        if let Some(why) = papers::limits::not_regular(&meta) {
+            anyhow::bail!("{path}: {why}");
+        }
+        let file = std::fs::File::open(path).with_context(|| format!("{path}: cannot read"))?;
+        let lines = papers::limits::read_lines(
+            std::io::BufReader::new(file),
+            line_limit,
+            papers::limits::FILE_BYTES,
+            path,
+        )?;
+        inputs.push((path.clone(), lines));
     }
     let (mut records, mut texts) = (Vec::new(), Vec::new());
     for (name, body) in &inputs {
-        for (i, line) in body.lines().enumerate() {
+        for (i, line) in body.iter().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }

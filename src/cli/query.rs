@@ -1,10 +1,9 @@
 //! The commands that read an index: `search`, `similar`, `show`, `list`,
 //! `info` and `dupes`. Each parses its flags, calls the library and prints.
 
-use std::io::Read;
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use papers::index::Index;
@@ -76,19 +75,26 @@ pub struct SimilarArgs {
 /// Arguments of `papers dupes`.
 #[derive(Debug, Args)]
 pub struct DupesArgs {
-    /// Pairs with at least this cosine similarity
+    /// Pairs with at least this cosine similarity (-1 to 1)
     #[arg(
         long,
         value_name = "S",
         default_value_t = 0.75,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = super::parse_cosine
     )]
     min_score: f32,
 
     /// ...that also share at least this fraction of the shorter abstract's
-    /// word trigrams (0 lists every pair above --min-score)
-    #[arg(long, value_name = "F", default_value_t = 0.3)]
+    /// word trigrams (0 to 1; 0 lists every pair above --min-score)
+    #[arg(long, value_name = "F", default_value_t = 0.3, value_parser = super::parse_fraction)]
     min_overlap: f32,
+
+    /// At most this many pairs, the most similar (memory grows with it,
+    /// not with the index)
+    #[arg(short = 'k', long = "limit", value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    limit: u64,
 }
 
 /// Arguments of `papers show`.
@@ -114,18 +120,12 @@ pub struct RemoveArgs {
 
 /// The query's text: the words given, or the contents of --file.
 fn query_text(args: &SearchArgs) -> Result<String> {
-    Ok(match &args.file {
+    let text = match &args.file {
         None => args.query.join(" "),
-        Some(path) if path.as_os_str() == "-" => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("reading the query from stdin")?;
-            text
-        }
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read query file {}", path.display()))?,
-    })
+        Some(path) => papers::limits::read_query(path)?,
+    };
+    papers::limits::check_query(&text)?;
+    Ok(text)
 }
 
 pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
@@ -175,7 +175,7 @@ pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
 
 pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
     let index = Index::open(&ctx.index_dir)?;
-    let pairs = index.near_duplicates(args.min_score, args.min_overlap)?;
+    let pairs = index.near_duplicates(args.min_score, args.min_overlap, args.limit as usize)?;
     ctx.printer().dupes(&index, &pairs)?;
     Ok(())
 }

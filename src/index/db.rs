@@ -103,38 +103,139 @@ pub struct Db {
     conn: Connection,
 }
 
+/// A database error as what is true: damage is damage, but a full disk,
+/// a lock held by another process, a read-only mount or a missing
+/// permission are said as such, with advice that fits (the index itself
+/// is intact in each of them).
 fn sql(path: &Path, e: rusqlite::Error) -> Error {
-    match e {
-        rusqlite::Error::SqliteFailure(ref f, _)
-            if matches!(
-                f.code,
-                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
-            ) =>
-        {
+    use rusqlite::ErrorCode;
+    let storage = |problem: &str| Error::Storage {
+        path: path.to_path_buf(),
+        problem: problem.to_string(),
+    };
+    let rusqlite::Error::SqliteFailure(ref f, _) = e else {
+        return Error::corrupt(path, format!("database error: {e}"));
+    };
+    match f.code {
+        ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
             Error::corrupt(path, format!("damaged database: {e}"))
         }
-        e => Error::corrupt(path, format!("database error: {e}")),
+        ErrorCode::DiskFull => storage(
+            "disk full (no space left on the device); the index is unchanged: free some space \
+             and run the command again",
+        ),
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => storage(
+            "busy: another process holds the index's database locked; run the command again \
+             when it has finished",
+        ),
+        ErrorCode::ReadOnly => storage(
+            "read-only: papers cannot write here (a read-only mount or file); if a writer was \
+             killed, its journal is rolled back by the next papers command run where the index \
+             is writable",
+        ),
+        ErrorCode::PermissionDenied
+        | ErrorCode::CannotOpen
+        | ErrorCode::AuthorizationForStatementDenied => match std::fs::File::open(path) {
+            Err(io) => Error::io(path, io),
+            Ok(_) => storage(
+                "cannot be opened: papers needs to write beside it (permission denied or \
+                     a read-only folder)",
+            ),
+        },
+        ErrorCode::SystemIoFailure => storage(&format!(
+            "I/O error ({e}); the index is unchanged if a write failed"
+        )),
+        _ => Error::corrupt(path, format!("database error: {e}")),
     }
 }
 
 impl Db {
-    /// Opens the store of an existing index; a missing file is damage.
+    /// Opens the store of an existing index; a missing file is damage. A
+    /// writer switches the database to write-ahead logging (an index made
+    /// before it was the default); a reader then takes its snapshot with
+    /// [`Db::snapshot`].
     pub fn open(dir: &Path, write: bool) -> Result<Db> {
         let path = dir.join(DATABASE);
         if !path.is_file() {
             return Err(Error::corrupt(&path, "file is missing"));
         }
-        let flags = if write {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-        } else {
-            // Read-write even for readers: SQLite must be able to roll back
-            // the journal of a writer that was killed mid-commit.
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&path, flags).map_err(|e| sql(&path, e))?;
+        // Read-write even for readers: SQLite must be able to roll back
+        // the journal of a writer that was killed mid-commit, and a reader
+        // in WAL mode writes the shared-memory index beside the database.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match Connection::open_with_flags(&path, flags) {
+            Ok(conn) => conn,
+            Err(e) => return Err(sql(&path, e)),
+        };
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| sql(&path, e))?;
+        let db = Db { path, conn };
+        if write {
+            db.wal()?;
+        } else if db.read_only() {
+            return Db::open_immutable(dir);
+        } else {
+            // Best effort: a reader that cannot switch (another process is
+            // mid-write) reads in the old mode.
+            let _ = db.wal();
+        }
+        Ok(db)
+    }
+
+    /// Whether the database file cannot be written (a read-only mount or
+    /// file), so SQLite cannot keep its WAL index beside it.
+    fn read_only(&self) -> bool {
+        self.conn.is_readonly(c"main").unwrap_or(false)
+    }
+
+    /// Opens a database that cannot be written as immutable: no writer can
+    /// change it, so no lock or WAL index is needed. Refused when a killed
+    /// writer left a journal or log that would have to be applied first.
+    fn open_immutable(dir: &Path) -> Result<Db> {
+        let path = dir.join(DATABASE);
+        for suffix in ["-journal", "-wal"] {
+            let side = dir.join(format!("{DATABASE}{suffix}"));
+            if std::fs::metadata(&side).is_ok_and(|m| m.len() > 0) {
+                return Err(Error::Storage {
+                    path: side,
+                    problem: "read-only: a writer that was killed left this to be applied, which \
+                              needs write access; run any papers command where the index is \
+                              writable, then read it here"
+                        .into(),
+                });
+            }
+        }
+        let uri = format!("file:{}?immutable=1", path.display());
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(|e| sql(&path, e))?;
         Ok(Db { path, conn })
+    }
+
+    /// Switches to write-ahead logging, where readers keep a snapshot
+    /// while a writer commits.
+    fn wal(&self) -> Result<()> {
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            self.conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Starts the read transaction a reader keeps for its whole life:
+    /// every later read (the state, the records, the dead rows) sees the
+    /// one committed state it started at, whatever a writer commits
+    /// meanwhile.
+    pub fn snapshot(&self) -> Result<()> {
+        self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
+        // The snapshot is taken by the first read, not by BEGIN.
+        self.state().map(|_| ())
     }
 
     /// Creates a new, empty store at `path` (which must not exist).
@@ -145,6 +246,7 @@ impl Db {
             path: path.to_path_buf(),
             conn,
         };
+        db.wal()?;
         db.conn
             .execute(
                 "INSERT INTO meta(key, value) VALUES ('state', ?1)",

@@ -37,10 +37,12 @@
 //! an index small enough for it to cost no more than a few milliseconds.
 
 pub mod db;
+mod dupes;
 pub mod files;
 pub mod hnsw;
 pub mod legacy;
 pub mod manifest;
+pub mod ownership;
 pub mod rows;
 pub mod segment;
 pub mod update;
@@ -49,6 +51,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+pub use dupes::Dupe;
 pub use manifest::{Manifest, FORMAT_VERSION};
 pub use update::{upgrade, IndexLock, ModelStamp, Update, UpdateReport};
 
@@ -90,19 +93,6 @@ const FULL_CHECK_BYTES: u64 = 16 << 20;
 /// known-item queries.
 const WINDOW_PENALTY: f32 = 0.1;
 
-/// Two records that say nearly the same thing.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Dupe {
-    /// Row of the first record.
-    pub a: usize,
-    /// Row of the second record (after `a`).
-    pub b: usize,
-    /// Cosine similarity of their vectors.
-    pub score: f32,
-    /// Share of the shorter text's word trigrams found in the other.
-    pub overlap: f32,
-}
-
 /// An opened index, read-only.
 pub struct Index {
     dir: PathBuf,
@@ -116,6 +106,8 @@ pub struct Index {
     binary: RowFile,
     windows: RowFile,
     segments: Vec<db::SegmentEntry>,
+    /// The segments' files, opened with the snapshot.
+    segment_files: Vec<std::fs::File>,
     lexical: OnceLock<Lexical>,
     graph: OnceLock<Graph>,
 }
@@ -128,11 +120,48 @@ impl Index {
 
     /// Opens the index in `dir`: the manifest, the state, the mapped files
     /// (sizes checked); small indexes also get the full check.
+    ///
+    /// A reader sees one committed state, whole: the state, the records
+    /// and the dead rows come from one database snapshot held for the
+    /// reader's life, and every file that state names is opened before the
+    /// open returns, so a later commit's deletions cannot reach it. If a
+    /// rebuild switched the manifest to another data folder meanwhile, the
+    /// open starts again from the new manifest.
     pub fn open(dir: &Path) -> Result<Index> {
-        let manifest = Manifest::read(dir)?;
+        let mut attempt = 0;
+        loop {
+            let manifest = Index::read_manifest(dir)?;
+            match Index::open_at(dir, manifest.clone()) {
+                Ok(index) => return Ok(index),
+                Err(e) => {
+                    attempt += 1;
+                    let moved = Manifest::read(dir).is_ok_and(|now| now != manifest);
+                    if !moved || attempt >= 3 {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The manifest, or, when it is not papers', the reason the folder is
+    /// not an index (rather than advice to rebuild over somebody's file).
+    fn read_manifest(dir: &Path) -> Result<Manifest> {
+        match Manifest::read(dir) {
+            Err(e @ Error::IndexCorrupt { .. }) => match ownership::survey(dir) {
+                Err(not_ours @ Error::NotAnIndex { .. }) => Err(not_ours),
+                _ => Err(e),
+            },
+            other => other,
+        }
+    }
+
+    fn open_at(dir: &Path, manifest: Manifest) -> Result<Index> {
         let data = dir.join(&manifest.data_dir);
         let db = Db::open(&data, false)?;
+        db.snapshot()?;
         let state = db.state()?;
+        test_pause("PAPERS_TEST_PAUSE_AFTER_STATE_MS");
         let dead = db.dead()?;
         let d = manifest.dimension;
         let rows = state.rows as usize;
@@ -140,6 +169,11 @@ impl Index {
         let quantized = RowFile::open(&data.join(rows::QUANTIZED), 4 + d, rows)?;
         let binary = RowFile::open(&data.join(rows::BINARY), rows::binary_width(d), rows)?;
         let windows = RowFile::open(&data.join(rows::WINDOWS), 4 + 4 * d, state.windows as usize)?;
+        let segment_files = state
+            .segments
+            .iter()
+            .map(|s| Segment::file(&data.join(&s.name)))
+            .collect::<Result<Vec<_>>>()?;
         let mut covered = 0;
         for s in &state.segments {
             if s.first_row != covered {
@@ -155,6 +189,7 @@ impl Index {
             data,
             manifest,
             segments: state.segments.clone(),
+            segment_files,
             state,
             db: Mutex::new(db),
             dead,
@@ -385,7 +420,12 @@ impl Index {
         let segments = self
             .segments
             .iter()
-            .map(|s| Segment::open(&self.data.join(&s.name), s.first_row, s.docs, s.bytes))
+            .zip(&self.segment_files)
+            .map(|(s, file)| {
+                let path = self.data.join(&s.name);
+                let file = file.try_clone().map_err(|e| Error::io(&path, e))?;
+                Segment::open_file(file, &path, s.first_row, s.docs, s.bytes)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(self
             .lexical
@@ -434,6 +474,7 @@ impl Index {
                 };
                 let mut hits = self.candidates(vector, &keep, depth, options.strategy)?;
                 self.apply_windows(&mut hits, vector, &keep);
+                self.sane(&hits)?;
                 hits
             }
             (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
@@ -487,46 +528,6 @@ impl Index {
         self.nearest(&query, &[row], options)
     }
 
-    /// Pairs of distinct records that are near duplicates: cosine
-    /// similarity at least `min_score` and at least `min_overlap` of the
-    /// shorter one's word trigrams shared (cosine alone does not separate
-    /// revised versions from papers on one topic). Most similar first, each
-    /// pair once, lower row first.
-    pub fn near_duplicates(&self, min_score: f32, min_overlap: f32) -> Result<Vec<Dupe>> {
-        use rayon::prelude::*;
-        let live: Vec<usize> = (0..self.rows()).filter(|&r| self.is_live(r)).collect();
-        let close: Vec<(usize, usize, f32)> = live
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(i, &a)| {
-                let va = self.mapped_vector(a).into_owned();
-                live[i + 1..].iter().filter_map(move |&b| {
-                    let score = crate::search::dot(&va, &self.mapped_vector(b));
-                    (score >= min_score).then_some((a, b, score))
-                })
-            })
-            .collect();
-        let mut pairs = Vec::new();
-        for (a, b, score) in close {
-            let overlap =
-                crate::lexical::trigram_overlap(&self.paper(a)?.text, &self.paper(b)?.text);
-            if overlap >= min_overlap {
-                pairs.push(Dupe {
-                    a,
-                    b,
-                    score,
-                    overlap,
-                });
-            }
-        }
-        pairs.sort_by(|x, y| {
-            y.score
-                .total_cmp(&x.score)
-                .then((x.a, x.b).cmp(&(y.a, y.b)))
-        });
-        Ok(pairs)
-    }
-
     /// The records nearest to the records at `like` and away from those at
     /// `unlike` (the mean of the first set minus half the mean of the
     /// second), never any of them.
@@ -570,7 +571,28 @@ impl Index {
     ) -> Result<Vec<Hit>> {
         let keep = self.filter(exclude, options)?;
         let hits = self.candidates(query, &keep, options.limit, options.strategy)?;
-        Ok(rank(hits, options))
+        let hits = rank(hits, options);
+        self.sane(&hits)?;
+        Ok(hits)
+    }
+
+    /// Checks cosine scores before they are shown: a unit vector scores
+    /// from -1 to 1 (a window down to -1 minus its penalty), so anything
+    /// else, or no number at all, is a damaged vector file. O(hits).
+    pub(crate) fn sane(&self, hits: &[Hit]) -> Result<()> {
+        let bad = hits.iter().find(|h| {
+            !(h.score.is_finite() && (-1.0 - WINDOW_PENALTY - 1e-3..=1.0 + 1e-3).contains(&h.score))
+        });
+        match bad {
+            None => Ok(()),
+            Some(hit) => Err(Error::corrupt(
+                self.vectors.path(),
+                format!(
+                    "record at row {} scores {}, which no unit vector can",
+                    hit.row, hit.score
+                ),
+            )),
+        }
     }
 
     /// Unranked candidates for a query vector, at least the best `wanted`
@@ -727,5 +749,14 @@ impl Index {
             segment.check_postings()?;
         }
         Ok(())
+    }
+}
+
+/// A pause for tests that race a reader against a writer: the variable
+/// `name` holds milliseconds to sleep at that point of [`Index::open`].
+/// Unset (always, outside those tests) it costs one environment lookup.
+fn test_pause(name: &str) {
+    if let Some(ms) = std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }

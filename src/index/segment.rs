@@ -189,14 +189,30 @@ impl Segment {
     /// Maps a segment, checks its header against what the database says
     /// it covers, and its head against its CRC.
     pub fn open(path: &Path, first_row: u64, docs: u64, bytes: u64) -> Result<Segment> {
-        let bad = |why: &str| Error::corrupt(path, why.to_string());
-        let file = match File::open(path) {
-            Ok(file) => file,
+        Segment::open_file(Segment::file(path)?, path, first_row, docs, bytes)
+    }
+
+    /// Opens the file of a segment, so that a reader holds it from its
+    /// snapshot on even if a later commit deletes it.
+    pub fn file(path: &Path) -> Result<File> {
+        match File::open(path) {
+            Ok(file) => Ok(file),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(bad("file is missing"))
+                Err(Error::corrupt(path, "file is missing"))
             }
-            Err(e) => return Err(Error::io(path, e)),
-        };
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// [`Segment::open`] of a file already open.
+    pub fn open_file(
+        file: File,
+        path: &Path,
+        first_row: u64,
+        docs: u64,
+        bytes: u64,
+    ) -> Result<Segment> {
+        let bad = |why: &str| Error::corrupt(path, why.to_string());
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if len != bytes {
             return Err(Error::corrupt(

@@ -296,43 +296,80 @@ impl Update {
                 (data, State::default(), Some(manifest))
             }
         };
-        let state = append(
+        let appended = append(
             &data,
             stamp.dimension,
             state,
             &new,
             &self.changed,
             &self.dropped,
-        )?;
+        );
+        let state = match (appended, &fresh) {
+            (Ok(state), _) => state,
+            (Err(e), Some(_)) => {
+                // A new folder nobody reads yet: what it started goes.
+                let _ = std::fs::remove_dir_all(&data);
+                return Err(e);
+            }
+            (Err(e), None) => return Err(e),
+        };
         if let Some(manifest) = fresh {
-            // The new folder is complete: switch to it, then drop the others.
-            manifest.write(dir)?;
-            remove_other_data_dirs(dir, &manifest.data_dir);
+            // The new folder is complete: switch to it, then drop the one
+            // the previous manifest named, and folders left by failed runs.
+            let previous = previous_data_dir(dir);
+            if let Err(e) = manifest.write(dir) {
+                let _ = std::fs::remove_dir_all(&data);
+                return Err(e);
+            }
+            super::ownership::remove_stale(dir, &manifest.data_dir, previous.as_deref());
         }
         self.report.records = state.live as usize;
         Ok(self.report)
     }
 }
 
-/// Creates the next data folder (empty database, empty row files) and the
-/// manifest that will name it.
+/// The data folder the manifest in `dir` names now, if papers wrote it.
+fn previous_data_dir(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(super::manifest::MANIFEST)).ok()?;
+    if !super::ownership::is_papers_manifest(&text) {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    value.get("data_dir")?.as_str().map(str::to_string)
+}
+
+/// Creates the next data folder (papers' marker, empty database, empty row
+/// files) and the manifest that will name it. If anything fails, the
+/// folder is removed again.
 fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(std::path::PathBuf, Manifest)> {
     let next = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| number_of(&e.file_name().to_string_lossy()))
+        .filter_map(|e| super::ownership::number_of(&e.file_name().to_string_lossy()))
         .max()
         .unwrap_or(0)
         + 1;
     let data_dir = format!("data-{next:06}");
     let data = dir.join(&data_dir);
-    std::fs::create_dir_all(&data).map_err(|e| Error::io(&data, e))?;
-    Db::create(&data.join(DATABASE))?;
-    for name in [rows::VECTORS, rows::QUANTIZED, rows::BINARY, rows::WINDOWS] {
-        files::write_synced(&data.join(name), &[])?;
+    // create_dir, not create_dir_all: the folder must be new, so that it is
+    // papers' to remove.
+    std::fs::create_dir(&data).map_err(|e| Error::io(&data, e))?;
+    let filled = (|| {
+        files::write_synced(
+            &data.join(super::ownership::DATA_MARKER),
+            b"made by papers: the index's data; removed when the index is rebuilt\n",
+        )?;
+        Db::create(&data.join(DATABASE))?;
+        for name in [rows::VECTORS, rows::QUANTIZED, rows::BINARY, rows::WINDOWS] {
+            files::write_synced(&data.join(name), &[])?;
+        }
+        files::sync_dir(&data)
+    })();
+    if let Err(e) = filled {
+        let _ = std::fs::remove_dir_all(&data);
+        return Err(e);
     }
-    files::sync_dir(&data)?;
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         model: stamp.model.clone(),
@@ -347,32 +384,6 @@ fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(std::path::PathBuf
         checksum: String::new(),
     };
     Ok((data, manifest))
-}
-
-/// The number of a data folder (`data-000007`) or a format-2 generation
-/// folder (`gen-000007`).
-fn number_of(name: &str) -> Option<u64> {
-    name.strip_prefix("data-")
-        .or_else(|| name.strip_prefix("gen-"))?
-        .parse()
-        .ok()
-}
-
-/// Deletes data and generation folders other than `current`, and
-/// temporary files left by killed runs. Best effort: leftovers cost space,
-/// not correctness; a reader that opened an old folder keeps its open files.
-fn remove_other_data_dirs(dir: &Path, current: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if number_of(&name).is_some() && name != current {
-            let _ = std::fs::remove_dir_all(entry.path());
-        } else if name.starts_with("manifest.tmp-") {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 /// The level of a segment of `docs` rows in the merge policy: segments of
@@ -566,6 +577,26 @@ pub fn upgrade(dir: &Path) -> Result<bool> {
         return Ok(false);
     }
     let old = legacy::load(dir, &text)?;
+    // Nothing is converted (and so nothing of the old index removed) unless
+    // every record matches its id: the new format checks that on open.
+    let records = dir.join(&old.manifest.data_dir).join(legacy::RECORDS);
+    for paper in &old.papers {
+        if crate::paper::PaperId::of(&paper.text) != paper.id {
+            return Err(Error::corrupt(
+                &records,
+                format!(
+                    "record {} does not match its text; nothing was converted",
+                    paper.id
+                ),
+            ));
+        }
+    }
+    if old.vectors.iter().any(|x| !x.is_finite()) {
+        return Err(Error::corrupt(
+            dir.join(&old.manifest.data_dir).join(legacy::VECTORS),
+            "a vector holds a value that is not a number; nothing was converted",
+        ));
+    }
     let d = old.manifest.dimension;
     let stamp = ModelStamp {
         model: old.manifest.model.clone(),

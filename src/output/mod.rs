@@ -72,9 +72,20 @@ fn each_record(
     index: &Index,
     mut f: impl FnMut(&crate::paper::Paper) -> io::Result<()>,
 ) -> io::Result<()> {
-    index
-        .for_each_paper(|_, paper| f(&paper).map_err(|e| crate::Error::io("standard output", e)))
-        .map_err(io::Error::other)
+    // A write error (a closed pipe) comes back as itself, so the binary
+    // can tell it from damage.
+    let mut failed = None;
+    let read = index.for_each_paper(|_, paper| {
+        f(&paper).map_err(|e| {
+            let kind = e.kind();
+            failed = Some(e);
+            crate::Error::io("standard output", io::Error::from(kind))
+        })
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => read.map_err(io::Error::other),
+    }
 }
 
 /// Writes results in the chosen format.

@@ -1,0 +1,195 @@
+//! What papers may touch in an index folder: only what it made. A folder
+//! is papers' when it is missing or empty, holds a manifest papers wrote,
+//! or holds nothing but entries papers makes (the lock, data folders that
+//! carry papers' marker or database, temporary manifests); anything else is
+//! somebody's folder and is never written into. Cleanup after a new data
+//! folder is switched in removes only the folder the previous manifest
+//! named and data folders that carry the marker (left by a killed or
+//! failed run), never a folder just because of its name.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The marker file written first into every data folder papers creates.
+pub const DATA_MARKER: &str = "papers-data-folder";
+
+/// What an index folder holds, as far as writing into it goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Folder {
+    /// Nothing there yet (or only entries papers makes, without a
+    /// manifest: a first build that was killed).
+    Fresh,
+    /// A papers index (its manifest may still be damaged).
+    Index,
+}
+
+/// Whether `name` is a data folder name papers makes (`data-000007`) or
+/// a format-2 generation folder (`gen-000007`), and its number.
+pub fn number_of(name: &str) -> Option<u64> {
+    let digits = name
+        .strip_prefix("data-")
+        .or_else(|| name.strip_prefix("gen-"))?;
+    (digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Whether the folder `path` (named like a data folder) was made by papers:
+/// it carries the marker, or a format-3 database, or format 2's records.
+pub fn is_papers_data(path: &Path) -> bool {
+    path.join(DATA_MARKER).is_file()
+        || path.join(super::db::DATABASE).is_file()
+        || path.join(super::legacy::RECORDS).is_file()
+}
+
+/// Whether the entry `name` of an index folder is one papers makes.
+fn is_papers_entry(dir: &Path, name: &str) -> bool {
+    name == super::update::LOCK
+        || is_temporary_manifest(name)
+        || (number_of(name).is_some() && is_papers_data(&dir.join(name)))
+}
+
+/// `manifest.tmp-<pid>`: a manifest being written atomically.
+pub fn is_temporary_manifest(name: &str) -> bool {
+    name.strip_prefix("manifest.tmp-")
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `text` is a manifest papers wrote (any format version): a JSON
+/// object with a numeric `format_version`, a `data_dir` and a `written_by`
+/// that names papers.
+pub fn is_papers_manifest(text: &str) -> bool {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    map.get("format_version").is_some_and(|v| v.is_u64())
+        && map.get("data_dir").is_some_and(|v| v.is_string())
+        && map
+            .get("written_by")
+            .and_then(|v| v.as_str())
+            .is_some_and(|w| w.starts_with("papers"))
+}
+
+/// Looks at `dir` before anything writes into it: a folder papers did not
+/// make is [`Error::NotAnIndex`], whatever the command.
+pub fn survey(dir: &Path) -> Result<Folder> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Folder::Fresh),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(Error::NotAnIndex {
+                path: dir.to_path_buf(),
+                reason: "it is a file, not a folder".into(),
+            })
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut manifest = None;
+    let mut foreign = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == super::manifest::MANIFEST {
+            manifest = Some(std::fs::read(entry.path()).unwrap_or_default());
+        } else if !is_papers_entry(dir, &name) {
+            foreign.push(name);
+        }
+    }
+    foreign.sort();
+    let ours = |bytes: &[u8]| is_papers_manifest(&String::from_utf8_lossy(bytes));
+    match manifest {
+        Some(bytes) if ours(&bytes) => Ok(Folder::Index),
+        // A damaged manifest among nothing but papers' own files: a
+        // damaged index, which `--rebuild` may replace.
+        Some(_) if foreign.is_empty() && has_data_folder(dir) => Ok(Folder::Index),
+        Some(_) => Err(Error::NotAnIndex {
+            path: dir.to_path_buf(),
+            reason: "its manifest.json was not written by papers".into(),
+        }),
+        None if foreign.is_empty() => Ok(Folder::Fresh),
+        None => Err(Error::NotAnIndex {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "the folder is not empty and holds no papers index (found {}{})",
+                foreign[..foreign.len().min(3)].join(", "),
+                if foreign.len() > 3 { ", ..." } else { "" }
+            ),
+        }),
+    }
+}
+
+fn has_data_folder(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            number_of(&name).is_some() && is_papers_data(&e.path())
+        })
+}
+
+/// After `current` was switched in: removes the data folder `previous`
+/// named (if papers made it), data folders with papers' marker that no
+/// manifest names (left by killed or failed runs), and temporary
+/// manifests. Best effort: leftovers cost space, not correctness.
+pub fn remove_stale(dir: &Path, current: &str, previous: Option<&str>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if name == current {
+            continue;
+        }
+        let named_before = previous == Some(name.as_str());
+        let marked = number_of(&name).is_some() && path.join(DATA_MARKER).is_file();
+        if (named_before && is_papers_data(&path)) || marked {
+            let _ = std::fs::remove_dir_all(&path);
+        } else if is_temporary_manifest(&name) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_manifests() {
+        assert_eq!(number_of("data-000007"), Some(7));
+        assert_eq!(number_of("data-1"), None);
+        assert_eq!(number_of("gen-000002"), Some(2));
+        assert!(is_temporary_manifest("manifest.tmp-123"));
+        assert!(!is_temporary_manifest("manifest.tmp-x"));
+        assert!(is_papers_manifest(
+            r#"{"format_version":3,"data_dir":"data-000001","written_by":"papers 0.1.0"}"#
+        ));
+        assert!(!is_papers_manifest(
+            r#"{"name":"my-package","version":"1.0"}"#
+        ));
+        assert!(!is_papers_manifest("not json"));
+    }
+
+    #[test]
+    fn a_user_folder_is_refused_and_papers_folders_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(survey(&root.join("new")).unwrap(), Folder::Fresh);
+        assert_eq!(survey(root).unwrap(), Folder::Fresh);
+        std::fs::create_dir(root.join("data-1")).unwrap();
+        assert!(matches!(survey(root), Err(Error::NotAnIndex { .. })));
+        std::fs::remove_dir(root.join("data-1")).unwrap();
+        std::fs::write(root.join("lock"), "").unwrap();
+        std::fs::create_dir(root.join("data-000001")).unwrap();
+        std::fs::write(root.join("data-000001").join(DATA_MARKER), "").unwrap();
+        assert_eq!(survey(root).unwrap(), Folder::Fresh);
+        std::fs::write(root.join("manifest.json"), "garbage").unwrap();
+        assert_eq!(survey(root).unwrap(), Folder::Index);
+        std::fs::write(root.join("notes.txt"), "mine").unwrap();
+        assert!(matches!(survey(root), Err(Error::NotAnIndex { .. })));
+    }
+}
