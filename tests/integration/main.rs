@@ -11,5 +11,6 @@ mod output;
 mod parity;
 mod query;
 mod retrieval;
+mod safety;
 mod storage;
 mod util;

@@ -135,10 +135,20 @@ fn sigkill_during_an_append_to_a_large_index_loses_nothing() {
 /// format-2 docs: records.json, vectors.f32 and windows.bin in a generation
 /// folder named by a manifest listing their sizes and SHA-256s.
 fn write_format_2(from: &Path, to: &Path) {
+    write_format_2_edited(from, to, |_| {});
+}
+
+/// [`write_format_2`] with the records edited before they are sealed.
+fn write_format_2_edited(
+    from: &Path,
+    to: &Path,
+    edit: impl FnOnce(&mut [(usize, papers::paper::Paper)]),
+) {
     use sha2::{Digest, Sha256};
     let index = papers::index::Index::open(from).unwrap();
     let mut papers = index.papers().unwrap();
     papers.sort_by_key(|(_, p)| p.id);
+    edit(&mut papers);
     let records = serde_json::to_vec(&papers.iter().map(|(_, p)| p).collect::<Vec<_>>()).unwrap();
     let vectors: Vec<u8> = papers
         .iter()
@@ -273,4 +283,34 @@ fn appended_segments_score_as_one_build_does() {
         assert!(!got.is_empty(), "{query}");
         assert_eq!(got, scores(&whole, query), "{query}");
     }
+}
+
+#[test]
+fn an_upgrade_of_records_that_do_not_match_their_ids_converts_nothing() {
+    let small = small_index_copy();
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old");
+    write_format_2_edited(small.path(), &old, |papers| {
+        papers[0].1.text.push_str(" (edited)");
+    });
+    let manifest = std::fs::read(old.join("manifest.json")).unwrap();
+    papers_in(&old, &["upgrade"]).fails(
+        1,
+        &[
+            "records.json",
+            "does not match its text",
+            "nothing was converted",
+        ],
+    );
+    assert!(
+        old.join("gen-000003").join("records.json").is_file(),
+        "the original stays"
+    );
+    assert_eq!(std::fs::read(old.join("manifest.json")).unwrap(), manifest);
+    let data: Vec<_> = std::fs::read_dir(&old)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("data-"))
+        .collect();
+    assert!(data.is_empty(), "no half-made data folder");
 }
