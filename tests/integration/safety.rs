@@ -462,4 +462,25 @@ fn an_index_on_a_read_only_mount_is_read_and_not_written() {
     umount(&mount);
     info.ok();
     remove.fails(1, &["read-only"]);
+
+    // A log left by a killed writer needs write access to apply: said as
+    // that, not as damage.
+    let Some((_dir, mount)) = tmpfs("8m") else {
+        return;
+    };
+    let index = mount.join("i");
+    crate::util::copy_dir(copy.path(), &index);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(index.join("manifest.json")).unwrap()).unwrap();
+    let data = index.join(manifest["data_dir"].as_str().unwrap());
+    std::fs::write(data.join("papers.sqlite-wal"), [0u8; 64]).unwrap();
+    Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&mount)
+        .status()
+        .unwrap();
+    let info = papers_in(&index, &["info"]);
+    umount(&mount);
+    let run = info.fails(1, &["read-only", "writer that was killed"]);
+    assert!(!run.stderr.contains("damaged"), "{}", run.stderr);
 }
