@@ -8,7 +8,9 @@
 //!    papers' cache directory and checked against the SHA-256 of its weights.
 //!
 //! Reachability is probed with a short TCP connect before hf-hub is asked, so
-//! a machine without the hub falls through in well under a second.
+//! a machine without the hub falls through in well under a second; and the
+//! default model, once fetched into papers' cache by step 3, is taken from
+//! there before any probe, so an offline machine pays none per command.
 
 use std::collections::BTreeMap;
 use std::io::Read;

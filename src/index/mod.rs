@@ -12,8 +12,11 @@
 //!                      upgrade from format 2), never by an update
 //!   lock               held by the one process writing the index
 //!   data-000002/
+//!     papers-data-folder  the marker: papers made this folder, and may
+//!                      remove it when a rebuild replaces it (see `ownership`)
 //!     papers.sqlite    the records, the per-file counts and the committed
-//!                      state (see `db`): the commit point of every update
+//!                      state (see `db`): the commit point of every update;
+//!                      write-ahead logging, so readers keep a snapshot
 //!     vectors.f32      little-endian f32 × dimension per row, appended
 //!     vectors.i8       per row an f32 scale and dimension × i8, appended
 //!     windows.f32      vectors of the text of long records past the model's
@@ -28,7 +31,9 @@
 //! An update appends rows past the committed ones, writes its segment,
 //! syncs them, and then commits one SQLite transaction naming them. A run
 //! killed at any point leaves the last committed state: bytes past it are
-//! cut by the next append, unnamed segments deleted. Readers take no lock.
+//! cut by the next append, unnamed segments deleted. Readers take no lock:
+//! each holds one read transaction for its life and opens every file its
+//! state names before answering, so it sees one committed state whole.
 //!
 //! Opening reads the manifest and the state and maps the files, checking
 //! their sizes: O(1) in the number of records. The full check (every
