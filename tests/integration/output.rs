@@ -102,6 +102,28 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+/// `list` writes while it reads the records: a closed pipe there is not
+/// an error either (nor damage).
+#[test]
+fn a_closed_pipe_under_list_is_not_an_error() {
+    crate::needs!(Seeds);
+    let mut child = papers()
+        .env("PAPERS_INDEX", &crate::util::seed_index().dir)
+        .args(["list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(first.contains("\"id\""));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
 /// `list` prints every record once, with the same ids `show` resolves.
 #[test]
 fn list_prints_every_record_once() {
