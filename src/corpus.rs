@@ -300,6 +300,30 @@ fn read_input(path: &Path, fields: &Fields) -> std::result::Result<Read, String>
     Ok((paragraphs, more))
 }
 
+/// The records of a JSON input and its bad lines or entries (`unit`) as
+/// warnings; no record at all is the reason the file is not an input
+/// (`empty` when nothing was there).
+fn structured(
+    (records, bad): (Vec<crate::parse::Paragraph>, Vec<crate::records::BadLine>),
+    unit: &str,
+    empty: &str,
+) -> std::result::Result<Read, String> {
+    if records.is_empty() {
+        return Err(match bad.first() {
+            Some(first) => format!(
+                "no {unit} is a record ({unit} {}: {}); see --field",
+                first.line, first.reason
+            ),
+            None => empty.into(),
+        });
+    }
+    let bad = bad
+        .into_iter()
+        .map(|b| format!("{unit} {}: {}", b.line, b.reason))
+        .collect();
+    Ok((records, bad))
+}
+
 /// Parses an input's (decompressed) bytes; `name` is its lower-cased
 /// file name without `.gz`. Invalid UTF-8 costs only the records it is
 /// in, and a record over `fields.limits.record_bytes` only itself: each
@@ -316,37 +340,13 @@ fn parse_bytes(bytes: &[u8], name: &str, fields: &Fields) -> std::result::Result
     let body = text.trim_start_matches('\u{feff}').trim_start();
     let (records, mut bad): (Vec<crate::parse::Paragraph>, Vec<String>) =
         if name.ends_with(".jsonl") || name.ends_with(".ndjson") || body.starts_with('{') {
-            let (records, bad) = parse_jsonl(&text, fields);
-            if records.is_empty() {
-                return Err(match bad.first() {
-                    Some(first) => format!(
-                        "no line is a record (line {}: {}); see --field",
-                        first.line, first.reason
-                    ),
-                    None => "empty file".into(),
-                });
-            }
-            let bad = bad
-                .into_iter()
-                .map(|b| format!("line {}: {}", b.line, b.reason))
-                .collect();
-            (records, bad)
+            structured(parse_jsonl(&text, fields), "line", "empty file")?
         } else if body.starts_with('[') {
-            let (records, bad) = crate::records::parse_json_list(&text, fields)?;
-            if records.is_empty() {
-                return Err(match bad.first() {
-                    Some(first) => format!(
-                        "no entry is a record (entry {}: {}); see --field",
-                        first.line, first.reason
-                    ),
-                    None => "an empty list".into(),
-                });
-            }
-            let bad = bad
-                .into_iter()
-                .map(|b| format!("entry {}: {}", b.line, b.reason))
-                .collect();
-            (records, bad)
+            structured(
+                crate::records::parse_json_list(&text, fields)?,
+                "entry",
+                "an empty list",
+            )?
         } else {
             (parse_dump(&text).map_err(|e| e.to_string())?, Vec::new())
         };

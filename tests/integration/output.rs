@@ -84,9 +84,18 @@ fn a_closed_pipe_is_not_an_error() {
     crate::needs!(Seeds);
     let seeds = &crate::util::seed_index().dir;
     let anchor = crate::util::top_id(seeds, &["neural text degeneration"]);
+    let (first, out) = first_line_then_close(&["similar", "-k", "577", &anchor]);
+    assert!(first.contains("\"rank\":1"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// Runs `papers ARGS` on the seed index, reads one line of its output and
+/// closes the pipe, so the rest of the output meets a closed pipe.
+fn first_line_then_close(args: &[&str]) -> (String, std::process::Output) {
     let mut child = papers()
-        .env("PAPERS_INDEX", seeds)
-        .args(["similar", "-k", "577", &anchor])
+        .env("PAPERS_INDEX", &crate::util::seed_index().dir)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -95,11 +104,7 @@ fn a_closed_pipe_is_not_an_error() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
-    // The reader is dropped here: the rest of the output hits a closed pipe.
-    let out = child.wait_with_output().unwrap();
-    assert!(first.contains("\"rank\":1"));
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    (first, child.wait_with_output().unwrap())
 }
 
 /// `list` writes while it reads the records: a closed pipe there is not
@@ -107,18 +112,7 @@ fn a_closed_pipe_is_not_an_error() {
 #[test]
 fn a_closed_pipe_under_list_is_not_an_error() {
     crate::needs!(Seeds);
-    let mut child = papers()
-        .env("PAPERS_INDEX", &crate::util::seed_index().dir)
-        .args(["list", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (first, out) = first_line_then_close(&["list", "--json"]);
     assert!(first.contains("\"id\""));
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
