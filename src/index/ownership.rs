@@ -111,7 +111,7 @@ pub fn survey(dir: &Path) -> Result<Folder> {
         None => Err(Error::NotAnIndex {
             path: dir.to_path_buf(),
             reason: format!(
-                "the folder is not empty and holds no papers index (found {}{})",
+                "it holds {}{} and no papers index",
                 foreign[..foreign.len().min(3)].join(", "),
                 if foreign.len() > 3 { ", ..." } else { "" }
             ),
