@@ -5,7 +5,7 @@
 //! takes (JSON Lines, titles embedded with the abstract), into
 //! `target/bench-beir/index` (kept between runs: a second run embeds
 //! nothing), answers the 300 test claims (or the 809 train ones with
-//! `train`) through `query::answer` in each mode, and prints nDCG@10,
+//! `train`) through `search::answer::answer` in each mode, and prints nDCG@10,
 //! Recall@10 and MRR@10 beside the published scores for the same model
 //! and data. Relevance is binary, as in BEIR.
 //!
@@ -24,7 +24,8 @@ use papers::embed::{DeviceChoice, Embedder, ModelChoice};
 use papers::index::Index;
 use papers::indexing::{self, IndexRequest, Quiet};
 use papers::lexical::{Analysis, Bm25, Params};
-use papers::query::{self, Query};
+use papers::search::answer as query;
+use papers::search::Query;
 use papers::search::{exact_scan, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};
 
 const K: usize = 10;
@@ -109,9 +110,9 @@ fn main() -> BoxResult<()> {
             };
             let ranked: Vec<usize> =
                 query::answer(&index, Some(&model as &dyn Embedder), &question)?
-                    .hits
+                    .found
                     .iter()
-                    .map(|h| h.row)
+                    .map(|f| f.hit.row)
                     .collect();
             let m = metrics(&ranked, relevant);
             for (s, v) in sums.iter_mut().zip(m) {
@@ -203,7 +204,7 @@ fn tune(index: &Index, model: &dyn Embedder, judged: &[(&str, HashSet<usize>)]) 
     let mut semantic = Vec::with_capacity(judged.len());
     let mut plain = Vec::with_capacity(judged.len());
     for (text, vector) in texts.iter().zip(&vectors) {
-        let hits = index.search_text(text, Some(vector), &options)?;
+        let hits = papers::search::search_text(index, text, Some(vector), &options)?;
         semantic.push(hits.iter().map(|h| h.row).collect::<Vec<_>>());
         plain.push(whole_abstracts(index, vector));
     }

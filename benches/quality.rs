@@ -7,7 +7,7 @@
 //! `PAPERS_SEEDS`) into a temporary directory through the library's
 //! `indexing::index`, as `papers index` does (or uses the index named by
 //! `PAPERS_INDEX`), answers every query in each search mode through
-//! `query::answer`, as `papers search` does, and prints MRR@10, Recall@10 and
+//! `search::answer::answer`, as `papers search` does, and prints MRR@10, Recall@10 and
 //! nDCG@10 per mode and kind of query. Known-item and paraphrased queries
 //! have one relevant abstract each; topical ones have every relevant
 //! abstract judged.
@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 use papers::embed::{DeviceChoice, Embedder, ModelChoice};
 use papers::indexing::{self, IndexRequest, Quiet};
-use papers::query::{self, Query};
+use papers::search::answer as query;
+use papers::search::Query;
 use papers::search::{Mode, SearchOptions};
 
 const K: usize = 10;
@@ -83,9 +84,9 @@ fn main() -> papers::Result<()> {
                 explain: false,
             };
             let rows: Vec<usize> = query::answer(&index, Some(&model as &dyn Embedder), &question)?
-                .hits
+                .found
                 .iter()
-                .map(|h| h.row)
+                .map(|f| f.hit.row)
                 .collect();
             let scores = metrics(&rows, &relevant);
             let group = if q.kind == "topical" {

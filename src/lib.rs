@@ -5,17 +5,16 @@
 //! [`paper::Paper`]s with content-hash ids, [`embed`] turns text into
 //! sentence-transformer vectors with candle, [`index`] persists records,
 //! vectors, an HNSW graph and a BM25 index ([`lexical`]) atomically,
-//! [`search`] ranks and fuses, and [`output`]
-//! prints for people or scripts. The use cases built from these steps,
-//! which the binary, the benchmarks and this example share, are
-//! [`indexing`] (index paths, remove records) and [`query`] (answer a
-//! search).
+//! [`search`] answers every read command through one
+//! [`Searcher`](search::Searcher), and [`output`] prints for people or
+//! scripts. The use cases built from these steps, which the binary, the
+//! servers, the benchmarks and this example share, are [`indexing`] (index
+//! paths, remove records) and [`search::Searcher`] (answer a search).
 //!
 //! ```no_run
 //! use papers::embed::ModelChoice;
 //! use papers::indexing::{self, IndexRequest, Quiet};
-//! use papers::query::{self, Query};
-//! use papers::search::SearchOptions;
+//! use papers::search::{self, Query, SearchOptions, Searcher};
 //! # fn main() -> papers::Result<()> {
 //! // Index a folder of dumps: what `papers index seeds` does.
 //! let dir = std::path::Path::new("index");
@@ -28,15 +27,14 @@
 //!
 //! // Search it: what `papers search "..."` does.
 //! let options = SearchOptions::default();
-//! let (index, model) = query::open(dir, &ModelChoice::default(), &options, &|_| {})?;
+//! let searcher = Searcher::open(dir, &ModelChoice::default())?;
 //! let question = Query {
-//!     paragraphs: query::paragraphs("positional encoding length generalization")?,
+//!     paragraphs: search::paragraphs("positional encoding length generalization")?,
 //!     options,
 //!     explain: false,
 //! };
-//! let model = model.as_ref().map(|m| m as &dyn papers::embed::Embedder);
-//! for hit in query::answer(&index, model, &question)?.hits {
-//!     println!("{:.3} {}", hit.score, index.paper(hit.row)?.headline());
+//! for found in searcher.search(&question)?.found {
+//!     println!("{:.3} {}", found.hit.score, found.paper.headline());
 //! }
 //! # Ok(())
 //! # }
@@ -55,7 +53,6 @@ pub mod limits;
 pub mod output;
 pub mod paper;
 pub mod parse;
-pub mod query;
 pub mod records;
 pub mod search;
 

@@ -6,10 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use papers::index::Index;
-use papers::output::{Annotations, InfoExtra};
-use papers::query;
-use papers::search::{Mode, SearchOptions};
+use papers::search::{self, Mode, Query, SearchOptions, Searcher};
 
 use super::{Context, ModelArgs, RankArgs};
 
@@ -129,7 +126,7 @@ fn query_text(args: &SearchArgs) -> Result<String> {
 }
 
 pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
-    let paragraphs = query::paragraphs(&query_text(&args)?)?;
+    let paragraphs = search::paragraphs(&query_text(&args)?)?;
     let mode = match args.mode {
         ModeArg::Hybrid => Mode::Hybrid,
         ModeArg::Semantic => Mode::Semantic,
@@ -139,77 +136,63 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         mode,
         ..args.rank.options()
     };
-    let (index, model) = query::open(&ctx.index_dir, &args.model.choice(), &options, &|m| {
+    let searcher = Searcher::open_for(&ctx.index_dir, &args.model.choice(), &options, &|m| {
         ctx.note(m)
     })?;
     // The process ends after this command: freeing the model (the
     // tokenizer's vocabulary is 60,000 strings) would only delay the exit.
-    let model = std::mem::ManuallyDrop::new(model);
-    let request = query::Query {
+    let searcher = std::mem::ManuallyDrop::new(searcher);
+    let results = searcher.search(&Query {
         paragraphs,
         options,
         explain: args.explain,
-    };
-    let answer = query::answer(
-        &index,
-        model.as_ref().map(|m| m as &dyn papers::embed::Embedder),
-        &request,
-    )?;
-    ctx.printer().hits(&index, &answer.hits, &answer.notes)?;
+    })?;
+    ctx.printer().hits(&results)?;
     Ok(())
 }
 
 pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    let resolve = |ids: &[String]| {
-        ids.iter()
-            .map(|id| index.resolve(id))
-            .collect::<papers::Result<Vec<_>>>()
-    };
-    let like = resolve(&args.ids)?;
-    let unlike = resolve(&args.not)?;
-    let hits = index.similar_to_set(&like, &unlike, &args.rank.options())?;
-    ctx.printer().hits(&index, &hits, &Annotations::default())?;
+    let results = open(ctx)?.similar(&args.ids, &args.not, &args.rank.options())?;
+    ctx.printer().hits(&results)?;
     Ok(())
 }
 
 pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    let pairs = index.near_duplicates(args.min_score, args.min_overlap, args.limit as usize)?;
-    ctx.printer().dupes(&index, &pairs)?;
+    let pairs = open(ctx)?.dupes(args.min_score, args.min_overlap, args.limit as usize)?;
+    ctx.printer().dupes(&pairs)?;
     Ok(())
 }
 
 pub fn show(ctx: &Context, args: ShowArgs) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    let row = index.resolve(&args.id)?;
-    ctx.printer().paper(&index, row, args.raw)?;
+    let paper = open(ctx)?.show(&args.id)?;
+    ctx.printer().paper(&paper, args.raw)?;
     Ok(())
 }
 
 pub fn list(ctx: &Context) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    ctx.printer().list(&index)?;
+    let searcher = open(ctx)?;
+    ctx.printer().list(|each| searcher.for_each_paper(each))?;
     Ok(())
 }
 
 pub fn info(ctx: &Context) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    let extra = InfoExtra {
-        strategy: index.resolve_strategy(Default::default()),
-        size_bytes: index.size_on_disk(),
-    };
-    ctx.printer().info(&index, &extra)?;
+    let info = open(ctx)?.info()?;
+    ctx.printer().info(&info)?;
     Ok(())
 }
 
 pub fn check(ctx: &Context) -> Result<()> {
-    let index = Index::open(&ctx.index_dir)?;
-    index.check()?;
+    let records = open(ctx)?.check()?;
     ctx.note(&format!(
         "{}: {} records, every file checked, no damage found",
         ctx.index_dir.display(),
-        index.len()
+        records
     ));
     Ok(())
+}
+
+/// The searcher of the index the command names; commands without a query
+/// load no model.
+fn open(ctx: &Context) -> Result<Searcher> {
+    Ok(Searcher::open(&ctx.index_dir, &Default::default())?)
 }

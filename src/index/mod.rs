@@ -42,7 +42,6 @@
 //! an index small enough for it to cost no more than a few milliseconds.
 
 pub mod db;
-mod dupes;
 pub mod files;
 pub mod hnsw;
 pub mod legacy;
@@ -56,47 +55,19 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-pub use dupes::Dupe;
 pub use manifest::{Manifest, FORMAT_VERSION};
 pub use update::{upgrade, IndexLock, ModelStamp, Update, UpdateReport};
 
 use crate::error::{Error, Result};
 use crate::paper::{validate_prefix, Paper, PaperId};
-use crate::search::{combine, rank, top_k, top_k_chunks, Hit, Mode, SearchOptions, Strategy};
 use db::{Alias, Db, State};
 use hnsw::Graph;
 use rows::RowFile;
 use segment::{Lexical, Segment};
 
-/// From this many records on, `auto` search scans the int8 vectors and
-/// rescores the best candidates with the f32 ones; below it, it scans the
-/// f32 vectors. The graph is never `auto`'s choice: a cold process pays
-/// more to load or build it than the scan costs (`bench/scale.sh`).
-pub const QUANTIZED_FROM: usize = 50_000;
-
-/// Candidates the int8 scan passes to the f32 rescoring per hit wanted,
-/// and at least.
-const RESCORE_FACTOR: usize = 4;
-const RESCORE_MIN: usize = 100;
-
-/// The same for the binary scan, whose ranking is coarser.
-const BINARY_FACTOR: usize = 40;
-const BINARY_MIN: usize = 2000;
-
-/// In hybrid mode, how deep each ranking goes: a record further down adds
-/// under 1/1000 to its fused score.
-const HYBRID_SEMANTIC_DEPTH: usize = 1000;
-
 /// Indexes whose data files total less than this are fully checked on
 /// every open.
 const FULL_CHECK_BYTES: u64 = 16 << 20;
-
-/// Subtracted from a window's cosine before it stands for its record: a
-/// window is a fragment, and unpenalised fragments outrank whole abstracts
-/// too often. `cargo bench --bench quality` on the seeds: 0.1 keeps every
-/// tail query at rank 1 and costs nothing elsewhere; 0 costs 0.03 MRR on
-/// known-item queries.
-const WINDOW_PENALTY: f32 = 0.1;
 
 /// An opened index, read-only.
 pub struct Index {
@@ -251,8 +222,33 @@ impl Index {
         row < self.rows() && !self.dead.contains(&row)
     }
 
-    fn db(&self) -> std::sync::MutexGuard<'_, Db> {
+    pub(crate) fn db(&self) -> std::sync::MutexGuard<'_, Db> {
         self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The f32 vectors, mapped.
+    pub(crate) fn vectors_file(&self) -> &RowFile {
+        &self.vectors
+    }
+
+    /// The int8 vectors, mapped.
+    pub(crate) fn quantized_file(&self) -> &RowFile {
+        &self.quantized
+    }
+
+    /// The sign bits of the vectors, mapped.
+    pub(crate) fn binary_file(&self) -> &RowFile {
+        &self.binary
+    }
+
+    /// The window vectors, mapped.
+    pub(crate) fn windows_file(&self) -> &RowFile {
+        &self.windows
+    }
+
+    /// Rows whose records were removed or replaced.
+    pub(crate) fn dead_rows(&self) -> &BTreeSet<usize> {
+        &self.dead
     }
 
     /// The record at `row`.
@@ -292,12 +288,12 @@ impl Index {
     }
 
     /// The vector at `row` through the mapping, for scans that read them all.
-    fn mapped_vector(&self, row: usize) -> std::borrow::Cow<'_, [f32]> {
+    pub(crate) fn mapped_vector(&self, row: usize) -> std::borrow::Cow<'_, [f32]> {
         rows::f32s(self.vectors.row(row))
     }
 
     /// Every window as (row, vector).
-    fn all_windows(&self) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, [f32]>)> {
+    pub(crate) fn all_windows(&self) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, [f32]>)> {
         (0..self.windows.rows()).filter_map(move |i| {
             let bytes = self.windows.row(i);
             let row = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
@@ -321,31 +317,6 @@ impl Index {
         (distinct.len(), rows.len())
     }
 
-    /// Raises each hit's score to its best window's, and adds records whose
-    /// windows score where the candidates did not reach.
-    fn apply_windows(&self, hits: &mut Vec<Hit>, query: &[f32], keep: &dyn Fn(usize) -> bool) {
-        if self.windows.rows() == 0 {
-            return;
-        }
-        let mut best: std::collections::HashMap<usize, f32> = std::collections::HashMap::new();
-        for (row, vector) in self.all_windows() {
-            if !keep(row) {
-                continue;
-            }
-            let score = crate::search::dot(&vector, query) - WINDOW_PENALTY;
-            let slot = best.entry(row).or_insert(f32::MIN);
-            *slot = slot.max(score);
-        }
-        for hit in hits.iter_mut() {
-            if let Some(score) = best.remove(&hit.row) {
-                hit.score = hit.score.max(score);
-            }
-        }
-        hits.extend(best.into_iter().map(|(row, score)| {
-            Hit::new(row, score.max(crate::search::dot(&self.vector(row), query)))
-        }));
-    }
-
     /// Bytes of the manifest and the data folder's files.
     pub fn size_on_disk(&self) -> u64 {
         let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
@@ -354,15 +325,6 @@ impl Index {
             total += entries.flatten().map(|e| size(&e.path())).sum::<u64>();
         }
         total
-    }
-
-    /// The strategy `auto` resolves to for this index.
-    pub fn resolve_strategy(&self, strategy: Strategy) -> Strategy {
-        match strategy {
-            Strategy::Auto if self.len() >= QUANTIZED_FROM => Strategy::Quantized,
-            Strategy::Auto => Strategy::Exact,
-            other => other,
-        }
     }
 
     /// The row of the record whose id starts with `prefix` (at least 4 hex
@@ -411,11 +373,6 @@ impl Index {
         self.db().row_of(id)
     }
 
-    /// The records nearest to a query vector.
-    pub fn search(&self, query: &[f32], options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.nearest(query, &[], options)
-    }
-
     /// The lexical segments, opened on first use (their term tables are
     /// checked then).
     pub fn lexical(&self) -> Result<&Lexical> {
@@ -437,246 +394,8 @@ impl Index {
             .get_or_init(|| Lexical::new(segments, self.rows())))
     }
 
-    /// The rows a search may return: live, not excluded, within the dates.
-    fn filter(
-        &self,
-        exclude: &[usize],
-        options: &SearchOptions,
-    ) -> Result<impl Fn(usize) -> bool + Sync + '_> {
-        let dated = if options.dates.is_set() {
-            Some(self.db().rows_dated(
-                options.dates.since.unwrap_or(0),
-                options.dates.until.unwrap_or(u32::MAX),
-            )?)
-        } else {
-            None
-        };
-        let exclude: HashSet<usize> = exclude.iter().copied().collect();
-        Ok(move |row: usize| {
-            !self.dead.contains(&row)
-                && !exclude.contains(&row)
-                && dated.as_ref().is_none_or(|d| d.contains(&row))
-        })
-    }
-
-    /// Answers a text query in `options.mode`: `vector` is the query's
-    /// embedding (needed unless the mode is lexical). A record's semantic
-    /// score is the best of its vector's and its windows'.
-    pub fn search_text(
-        &self,
-        text: &str,
-        vector: Option<&[f32]>,
-        options: &SearchOptions,
-    ) -> Result<Vec<Hit>> {
-        let keep = self.filter(&[], options)?;
-        let semantic = match (options.mode, vector) {
-            (Mode::Lexical, _) => Vec::new(),
-            (_, Some(vector)) => {
-                // Fusion needs more than the final count.
-                let depth = match options.mode {
-                    Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
-                    _ => options.limit,
-                };
-                let mut hits = self.candidates(vector, &keep, depth, options.strategy)?;
-                self.apply_windows(&mut hits, vector, &keep);
-                self.sane(&hits)?;
-                hits
-            }
-            (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
-        };
-        let lexical = match options.mode {
-            Mode::Semantic => Vec::new(),
-            mode => {
-                let mut hits: Vec<Hit> = self
-                    .lexical()?
-                    .score(text)?
-                    .into_iter()
-                    .filter(|&(row, _)| keep(row))
-                    .map(|(row, score)| Hit::new(row, score))
-                    .collect();
-                // Only the top of the ranking is used: the final hits in
-                // lexical mode, as deep as the semantic side in hybrid.
-                let depth = match mode {
-                    Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
-                    _ => options.limit,
-                };
-                crate::search::keep_best(&mut hits, depth);
-                hits
-            }
-        };
-        Ok(combine(semantic, lexical, options))
-    }
-
-    /// Loads now what [`Index::search_text`] with `options` will read (the
-    /// lexical segments, the vectors' pages, the graph), so that a caller
-    /// can do so while it waits for something else, such as the model.
-    pub fn prepare(&self, options: &SearchOptions) -> Result<()> {
-        if options.mode != Mode::Semantic {
-            self.lexical()?;
-        }
-        if options.mode != Mode::Lexical {
-            match self.resolve_strategy(options.strategy) {
-                Strategy::Graph => {
-                    self.graph();
-                }
-                Strategy::Quantized => self.quantized.will_need(),
-                Strategy::Binary => self.binary.will_need(),
-                _ => self.vectors.will_need(),
-            }
-        }
-        Ok(())
-    }
-
-    /// The records nearest to the record at `row`, never the record itself.
-    pub fn similar(&self, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
-        let query = self.vector(row);
-        self.nearest(&query, &[row], options)
-    }
-
-    /// The records nearest to the records at `like` and away from those at
-    /// `unlike` (the mean of the first set minus half the mean of the
-    /// second), never any of them.
-    pub fn similar_to_set(
-        &self,
-        like: &[usize],
-        unlike: &[usize],
-        options: &SearchOptions,
-    ) -> Result<Vec<Hit>> {
-        let d = self.manifest.dimension;
-        let mean = |rows: &[usize]| {
-            let mut sum = vec![0f32; d];
-            for &row in rows {
-                for (s, x) in sum.iter_mut().zip(self.vector(row).iter()) {
-                    *s += x / rows.len() as f32;
-                }
-            }
-            sum
-        };
-        let mut query = mean(like);
-        if !unlike.is_empty() {
-            for (q, x) in query.iter_mut().zip(mean(unlike)) {
-                *q -= 0.5 * x;
-            }
-        }
-        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            query.iter_mut().for_each(|x| *x /= norm);
-        }
-        let exclude: Vec<usize> = like.iter().chain(unlike).copied().collect();
-        self.nearest(&query, &exclude, options)
-    }
-
-    /// The records nearest to a vector, never those in `exclude`, within
-    /// the date window, ranked.
-    fn nearest(
-        &self,
-        query: &[f32],
-        exclude: &[usize],
-        options: &SearchOptions,
-    ) -> Result<Vec<Hit>> {
-        let keep = self.filter(exclude, options)?;
-        let hits = self.candidates(query, &keep, options.limit, options.strategy)?;
-        let hits = rank(hits, options);
-        self.sane(&hits)?;
-        Ok(hits)
-    }
-
-    /// Checks cosine scores before they are shown: a unit vector scores
-    /// from -1 to 1 (a window down to -1 minus its penalty), so anything
-    /// else, or no number at all, is a damaged vector file. O(hits).
-    pub(crate) fn sane(&self, hits: &[Hit]) -> Result<()> {
-        let bad = hits.iter().find(|h| {
-            !(h.score.is_finite() && (-1.0 - WINDOW_PENALTY - 1e-3..=1.0 + 1e-3).contains(&h.score))
-        });
-        match bad {
-            None => Ok(()),
-            Some(hit) => Err(Error::corrupt(
-                self.vectors.path(),
-                format!(
-                    "record at row {} scores {}, which no unit vector can",
-                    hit.row, hit.score
-                ),
-            )),
-        }
-    }
-
-    /// Unranked candidates for a query vector, at least the best `wanted`
-    /// of the rows `keep` accepts, scored with the f32 vectors.
-    fn candidates(
-        &self,
-        query: &[f32],
-        keep: &(dyn Fn(usize) -> bool + Sync),
-        wanted: usize,
-        strategy: Strategy,
-    ) -> Result<Vec<Hit>> {
-        if query.len() != self.manifest.dimension {
-            return Err(Error::Dimension {
-                what: "the query vector".into(),
-                found: query.len(),
-                expected: self.manifest.dimension,
-            });
-        }
-        let rows = self.rows();
-        let wanted = wanted.min(rows);
-        let exact = |row: usize| crate::search::dot(&self.vector(row), query);
-        Ok(match self.resolve_strategy(strategy) {
-            Strategy::Graph if rows > 0 => {
-                // Ask for more than wanted: dead or filtered rows are dropped.
-                let ask = wanted
-                    .saturating_add(rows - self.len())
-                    .saturating_mul(2)
-                    .min(rows);
-                self.graph()
-                    .search(query, ask)
-                    .into_iter()
-                    .filter(|&(row, _)| row < rows && keep(row))
-                    .map(|(row, _)| Hit::new(row, exact(row)))
-                    .collect()
-            }
-            Strategy::Binary => {
-                let bits = rows::binarize(query);
-                let pool = (wanted * BINARY_FACTOR).max(BINARY_MIN);
-                let approx = top_k(
-                    rows,
-                    pool,
-                    |row| -(rows::hamming(self.binary.row(row), &bits) as f32),
-                    keep,
-                );
-                approx
-                    .into_iter()
-                    .map(|h| Hit::new(h.row, exact(h.row)))
-                    .collect()
-            }
-            Strategy::Quantized => {
-                let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
-                let (q, scale) = rows::quantize_query(query);
-                let width = 4 + self.manifest.dimension;
-                let bytes = self.quantized.bytes();
-                let approx = top_k_chunks(
-                    rows,
-                    pool,
-                    |range, out| {
-                        let chunk = &bytes[range.start * width..range.end * width];
-                        rows::quantized_scores(chunk, width, &q, scale, out);
-                    },
-                    keep,
-                );
-                approx
-                    .into_iter()
-                    .map(|h| Hit::new(h.row, exact(h.row)))
-                    .collect()
-            }
-            _ => top_k(
-                rows,
-                wanted,
-                |row| crate::search::dot(&self.mapped_vector(row), query),
-                keep,
-            ),
-        })
-    }
-
     /// The HNSW graph over every row, built in memory on first use.
-    fn graph(&self) -> &Graph {
+    pub(crate) fn graph(&self) -> &Graph {
         self.graph.get_or_init(|| {
             let bytes = self.vectors.bytes();
             Graph::build(&rows::f32s(bytes), self.manifest.dimension)

@@ -4,11 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::json::source_counts;
-use super::{Annotations, InfoExtra};
-use crate::index::{Dupe, Index};
+use super::Annotations;
 use crate::paper::{headline, Paper};
-use crate::search::Hit;
+use crate::search::{Found, Hit, Info, Pair, Results};
 
 const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
@@ -68,18 +66,16 @@ fn ranks(hit: &Hit) -> String {
 
 pub(super) fn hits<W: Write>(
     out: &mut W,
-    index: &Index,
-    hits: &[Hit],
-    notes: &Annotations,
+    results: &Results,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    if hits.is_empty() {
+    let notes = &results.notes;
+    if results.found.is_empty() {
         return Ok(());
     }
-    let rank_width = hits.len().to_string().len();
-    for (i, hit) in hits.iter().enumerate() {
-        let paper = &super::record(index, hit.row)?;
+    let rank_width = results.found.len().to_string().len();
+    for (i, Found { hit, paper }) in results.found.iter().enumerate() {
         let seen = seen_in(paper);
         // Fused scores are small (two lists at rank 1 give 2/61).
         let score = if notes.mode == Some(crate::search::Mode::Hybrid) {
@@ -134,17 +130,13 @@ pub(super) fn hits<W: Write>(
 
 pub(super) fn dupes<W: Write>(
     out: &mut W,
-    index: &Index,
-    pairs: &[Dupe],
+    pairs: &[Pair],
     color: bool,
     width: usize,
 ) -> io::Result<()> {
     for pair in pairs {
-        let score = pair.score;
-        let (a, b) = (
-            &super::record(index, pair.a)?,
-            &super::record(index, pair.b)?,
-        );
+        let score = pair.dupe.score;
+        let (a, b) = (&pair.a, &pair.b);
         let fixed = 5 + 1 + 2 * (crate::paper::SHORT_LEN + 1) + 1;
         let room = width.saturating_sub(fixed).max(30);
         writeln!(
@@ -159,35 +151,31 @@ pub(super) fn dupes<W: Write>(
     Ok(())
 }
 
-pub(super) fn list<W: Write>(
+pub(super) fn list_line<W: Write>(
     out: &mut W,
-    index: &Index,
+    paper: &Paper,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    super::each_record(index, |paper| {
-        let seen = seen_in(paper);
-        let fixed = crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
-        let room = width.saturating_sub(fixed).max(30);
-        writeln!(
-            out,
-            "{}  {}  {}",
-            paint(&paper.id.short(), YELLOW, color),
-            paint(&headline(&paper.headline(), room), BOLD, color),
-            paint(&seen, DIM, color),
-        )
-    })
+    let seen = seen_in(paper);
+    let fixed = crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
+    let room = width.saturating_sub(fixed).max(30);
+    writeln!(
+        out,
+        "{}  {}  {}",
+        paint(&paper.id.short(), YELLOW, color),
+        paint(&headline(&paper.headline(), room), BOLD, color),
+        paint(&seen, DIM, color),
+    )
 }
 
 pub(super) fn paper<W: Write>(
     out: &mut W,
-    index: &Index,
-    row: usize,
+    paper: &Paper,
     raw: bool,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    let paper = &super::record(index, row)?;
     let text = if raw {
         paper.original_text()
     } else {
@@ -243,10 +231,10 @@ pub(super) fn paper<W: Write>(
     Ok(())
 }
 
-pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> io::Result<()> {
-    let m = index.manifest();
-    writeln!(out, "index:      {}", index.dir().display())?;
-    writeln!(out, "records:    {}", index.len())?;
+pub(super) fn info<W: Write>(out: &mut W, info: &Info) -> io::Result<()> {
+    let m = &info.manifest;
+    writeln!(out, "index:      {}", info.path.display())?;
+    writeln!(out, "records:    {}", info.records)?;
     writeln!(
         out,
         "model:      {} (weights sha256 {})",
@@ -255,7 +243,7 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
     )?;
     writeln!(out, "dimension:  {}", m.dimension)?;
     writeln!(out, "truncation: {} word pieces", m.max_seq_length)?;
-    let (long, windows) = index.window_counts();
+    let (long, windows) = info.windows;
     writeln!(
         out,
         "windows:    {long} records run past the truncation point ({windows} extra vectors)"
@@ -263,22 +251,21 @@ pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> i
     writeln!(
         out,
         "search:     {} (int8 from {} records)",
-        extra.strategy.name(),
-        crate::index::QUANTIZED_FROM
+        info.strategy.name(),
+        crate::search::QUANTIZED_FROM
     )?;
     writeln!(
         out,
         "format:     version {}, generation {}",
-        m.format_version,
-        index.state().generation
+        m.format_version, info.generation
     )?;
     writeln!(
         out,
         "size:       {:.1} MiB",
-        extra.size_bytes as f64 / (1024.0 * 1024.0)
+        info.size_bytes as f64 / (1024.0 * 1024.0)
     )?;
     writeln!(out, "sources:")?;
-    for (file, records) in source_counts(index)? {
+    for (file, records) in &info.sources {
         writeln!(out, "  {file}: {records} records")?;
     }
     Ok(())

@@ -61,16 +61,15 @@
 //! `model --json` writes one object: `model` (the id), `dir` (the model
 //! folder), `weights` (the safetensors file) and `weights_sha256`.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Annotations, InfoExtra, ModelInfo};
-use crate::index::{Dupe, Index, UpdateReport, QUANTIZED_FROM};
+use super::ModelInfo;
+use crate::index::UpdateReport;
 use crate::paper::{Meta, Paper, Source};
-use crate::search::{Hit, Mode, Ranked};
+use crate::search::{Info, Mode, Pair, Ranked, Results, QUANTIZED_FROM};
 
 /// One hit on the wire.
 #[derive(Serialize)]
@@ -192,24 +191,23 @@ fn line<W: Write, T: Serialize>(out: &mut W, value: &T) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-pub(super) fn hits<W: Write>(
-    out: &mut W,
-    index: &Index,
-    hits: &[Hit],
-    notes: &Annotations,
-) -> io::Result<()> {
-    for (i, hit) in hits.iter().enumerate() {
-        let paper = &super::record(index, hit.row)?;
-        // Per-mode detail for text queries: null for a ranking that was
-        // used but did not rank the record, absent for one not used.
-        let used = |m: Mode| {
-            notes
-                .mode
-                .is_some_and(|mode| mode == m || mode == Mode::Hybrid)
-        };
-        line(
-            out,
-            &WireHit {
+/// The hits of `results` as the objects `search` and `similar` print.
+pub fn hit_objects(results: &Results) -> Vec<String> {
+    let notes = &results.notes;
+    // Per-mode detail for text queries: null for a ranking that was used
+    // but did not rank the record, absent for one not used.
+    let used = |m: Mode| {
+        notes
+            .mode
+            .is_some_and(|mode| mode == m || mode == Mode::Hybrid)
+    };
+    results
+        .found
+        .iter()
+        .enumerate()
+        .map(|(i, found)| {
+            let (hit, paper) = (&found.hit, &found.paper);
+            value(&WireHit {
                 rank: i + 1,
                 id: paper.id.hex(),
                 score: hit.score,
@@ -222,72 +220,96 @@ pub(super) fn hits<W: Write>(
                 lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
                 evidence: notes.evidence.get(i).map(String::as_str),
                 query_paragraph: notes.query_paragraph.get(i).copied(),
-            },
-        )?;
-    }
-    Ok(())
+            })
+        })
+        .collect()
 }
 
-pub(super) fn dupes<W: Write>(out: &mut W, index: &Index, pairs: &[Dupe]) -> io::Result<()> {
-    for pair in pairs {
-        line(
-            out,
-            &WireDupe {
-                score: pair.score,
-                overlap: pair.overlap,
-                a: WirePaper::new(&super::record(index, pair.a)?),
-                b: WirePaper::new(&super::record(index, pair.b)?),
-            },
-        )?;
-    }
-    Ok(())
+/// The pairs as the objects `dupes` prints.
+pub fn pair_objects(pairs: &[Pair]) -> Vec<String> {
+    pairs
+        .iter()
+        .map(|pair| {
+            value(&WireDupe {
+                score: pair.dupe.score,
+                overlap: pair.dupe.overlap,
+                a: WirePaper::new(&pair.a),
+                b: WirePaper::new(&pair.b),
+            })
+        })
+        .collect()
 }
 
-pub(super) fn paper<W: Write>(out: &mut W, index: &Index, row: usize, raw: bool) -> io::Result<()> {
-    let paper = &super::record(index, row)?;
+/// A record as `show` prints it; with `raw`, its text as the input gave it.
+pub fn paper_object(paper: &Paper, raw: bool) -> String {
     let mut wire = WirePaper::new(paper);
     if raw {
         wire.text = paper.original_text();
     }
-    line(out, &wire)
+    value(&wire)
 }
 
-pub(super) fn list<W: Write>(out: &mut W, index: &Index) -> io::Result<()> {
-    super::each_record(index, |paper| line(out, &WirePaper::new(paper)))
+/// What `info --json` prints.
+pub fn info_object(info: &Info) -> String {
+    let m = &info.manifest;
+    value(&WireInfo {
+        path: info.path.display().to_string(),
+        records: info.records,
+        model: &m.model,
+        weights_sha256: &m.weights_sha256,
+        dimension: m.dimension,
+        max_seq_length: m.max_seq_length,
+        long_records: info.windows.0,
+        windows: info.windows.1,
+        format_version: m.format_version,
+        generation: info.generation,
+        search: info.strategy.name(),
+        quantized_from: QUANTIZED_FROM,
+        size_bytes: info.size_bytes,
+        sources: info
+            .sources
+            .iter()
+            .map(|(file, &records)| WireSource {
+                file: file.to_string(),
+                records,
+            })
+            .collect(),
+    })
 }
 
-/// Records per input file name, for `info`.
-pub(super) fn source_counts(index: &Index) -> io::Result<BTreeMap<String, usize>> {
-    index.file_counts().map_err(io::Error::other)
+/// A wire struct as JSON text, fields in declaration order (they hold
+/// only strings, numbers and arrays of them, which always serialize).
+fn value<T: Serialize>(wire: &T) -> String {
+    serde_json::to_string(wire).unwrap_or_default()
 }
 
-pub(super) fn info<W: Write>(out: &mut W, index: &Index, extra: &InfoExtra) -> io::Result<()> {
-    let m = index.manifest();
-    line(
-        out,
-        &WireInfo {
-            path: index.dir().display().to_string(),
-            records: index.len(),
-            model: &m.model,
-            weights_sha256: &m.weights_sha256,
-            dimension: m.dimension,
-            max_seq_length: m.max_seq_length,
-            long_records: index.window_counts().0,
-            windows: index.window_counts().1,
-            format_version: m.format_version,
-            generation: index.state().generation,
-            search: extra.strategy.name(),
-            quantized_from: QUANTIZED_FROM,
-            size_bytes: extra.size_bytes,
-            sources: source_counts(index)?
-                .into_iter()
-                .map(|(file, records)| WireSource {
-                    file: file.to_string(),
-                    records,
-                })
-                .collect(),
-        },
-    )
+/// Objects joined as a JSON array, for the HTTP API.
+pub fn array(objects: &[String]) -> String {
+    format!("[{}]", objects.join(","))
+}
+
+fn lines<W: Write>(out: &mut W, objects: Vec<String>) -> io::Result<()> {
+    objects.iter().try_for_each(|o| writeln!(out, "{o}"))
+}
+
+pub(super) fn hits<W: Write>(out: &mut W, results: &Results) -> io::Result<()> {
+    lines(out, hit_objects(results))
+}
+
+pub(super) fn dupes<W: Write>(out: &mut W, pairs: &[Pair]) -> io::Result<()> {
+    lines(out, pair_objects(pairs))
+}
+
+pub(super) fn paper<W: Write>(out: &mut W, paper: &Paper, raw: bool) -> io::Result<()> {
+    writeln!(out, "{}", paper_object(paper, raw))
+}
+
+pub(super) fn list_line<W: Write>(out: &mut W, paper: &Paper) -> io::Result<()> {
+    line(out, &WirePaper::new(paper))
+}
+
+pub(super) fn info<W: Write>(out: &mut W, info: &Info) -> io::Result<()> {
+    writeln!(out, "{}", info_object(info))
 }
 
 pub(super) fn report<W: Write>(out: &mut W, r: &UpdateReport, dir: &Path) -> io::Result<()> {

@@ -8,10 +8,10 @@ pub mod json;
 
 use std::io::{self, Write};
 
-use crate::index::{Dupe, Index, UpdateReport};
-use std::collections::HashSet;
-
-use crate::search::{Hit, Mode, Strategy};
+use crate::index::UpdateReport;
+use crate::paper::Paper;
+pub use crate::search::Annotations;
+use crate::search::{Info, Pair, Results};
 
 /// How results are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,15 +27,6 @@ pub enum Format {
     Json,
 }
 
-/// Facts about an index for `papers info`, beyond its manifest.
-#[derive(Clone, Debug)]
-pub struct InfoExtra {
-    /// The strategy `search` uses by default.
-    pub strategy: Strategy,
-    /// Bytes on disk.
-    pub size_bytes: u64,
-}
-
 /// A resolved model, for `papers model`.
 #[derive(Clone, Debug)]
 pub struct ModelInfo {
@@ -45,37 +36,15 @@ pub struct ModelInfo {
     pub weights_sha256: String,
 }
 
-/// What a list of hits is printed with, besides the hits themselves.
-#[derive(Clone, Debug, Default)]
-pub struct Annotations {
-    /// The search mode, for text queries (`similar` has none).
-    pub mode: Option<Mode>,
-    /// Per hit, the sentence of the abstract closest to the query.
-    pub evidence: Vec<String>,
-    /// Per hit, the 1-based paragraph of a multi-paragraph query it matched best.
-    pub query_paragraph: Vec<usize>,
-    /// The query's analysed terms, highlighted on a terminal.
-    pub terms: HashSet<String>,
-    /// How `terms` were analysed, so the words of a hit are matched alike.
-    pub analysis: crate::lexical::Analysis,
-    /// Show evidence and per-mode ranks in the table.
-    pub explain: bool,
-}
-
-/// The record at `row`, for printing: a damaged record is a write error.
-fn record(index: &Index, row: usize) -> io::Result<crate::paper::Paper> {
-    index.paper(row).map_err(io::Error::other)
-}
-
-/// Calls `f` with every record in id order, for printing.
+/// Calls `f` with every record of `for_each`'s source, for printing.
 fn each_record(
-    index: &Index,
-    mut f: impl FnMut(&crate::paper::Paper) -> io::Result<()>,
+    for_each: impl FnOnce(&mut dyn FnMut(Paper) -> crate::Result<()>) -> crate::Result<()>,
+    mut f: impl FnMut(&Paper) -> io::Result<()>,
 ) -> io::Result<()> {
     // A write error (a closed pipe) comes back as itself, so the binary
     // can tell it from damage.
     let mut failed = None;
-    let read = index.for_each_paper(|_, paper| {
+    let read = for_each(&mut |paper| {
         f(&paper).map_err(|e| {
             let kind = e.kind();
             failed = Some(e);
@@ -101,41 +70,44 @@ impl<W: Write> Printer<W> {
     }
 
     /// Search or similarity results.
-    pub fn hits(&mut self, index: &Index, hits: &[Hit], notes: &Annotations) -> io::Result<()> {
+    pub fn hits(&mut self, results: &Results) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => {
-                human::hits(&mut self.out, index, hits, notes, color, width)
-            }
-            Format::Json => json::hits(&mut self.out, index, hits, notes),
+            Format::Human { color, width } => human::hits(&mut self.out, results, color, width),
+            Format::Json => json::hits(&mut self.out, results),
         }?;
         self.out.flush()
     }
 
     /// One record in full; with `raw`, its abstract as the input gave it.
-    pub fn paper(&mut self, index: &Index, row: usize, raw: bool) -> io::Result<()> {
+    pub fn paper(&mut self, paper: &Paper, raw: bool) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => {
-                human::paper(&mut self.out, index, row, raw, color, width)
-            }
-            Format::Json => json::paper(&mut self.out, index, row, raw),
+            Format::Human { color, width } => human::paper(&mut self.out, paper, raw, color, width),
+            Format::Json => json::paper(&mut self.out, paper, raw),
         }?;
         self.out.flush()
     }
 
-    /// Every record of an index, in index order.
-    pub fn list(&mut self, index: &Index) -> io::Result<()> {
+    /// Every record `for_each` gives (it calls its argument with each), in
+    /// that order.
+    pub fn list(
+        &mut self,
+        for_each: impl FnOnce(&mut dyn FnMut(Paper) -> crate::Result<()>) -> crate::Result<()>,
+    ) -> io::Result<()> {
+        let out = &mut self.out;
         match self.format {
-            Format::Human { color, width } => human::list(&mut self.out, index, color, width),
-            Format::Json => json::list(&mut self.out, index),
+            Format::Human { color, width } => {
+                each_record(for_each, |paper| human::list_line(out, paper, color, width))
+            }
+            Format::Json => each_record(for_each, |paper| json::list_line(out, paper)),
         }?;
         self.out.flush()
     }
 
     /// What is in an index.
-    pub fn info(&mut self, index: &Index, extra: &InfoExtra) -> io::Result<()> {
+    pub fn info(&mut self, info: &Info) -> io::Result<()> {
         match self.format {
-            Format::Human { .. } => human::info(&mut self.out, index, extra),
-            Format::Json => json::info(&mut self.out, index, extra),
+            Format::Human { .. } => human::info(&mut self.out, info),
+            Format::Json => json::info(&mut self.out, info),
         }?;
         self.out.flush()
     }
@@ -149,12 +121,10 @@ impl<W: Write> Printer<W> {
     }
 
     /// Pairs of near-duplicate records with their cosine similarity.
-    pub fn dupes(&mut self, index: &Index, pairs: &[Dupe]) -> io::Result<()> {
+    pub fn dupes(&mut self, pairs: &[Pair]) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => {
-                human::dupes(&mut self.out, index, pairs, color, width)
-            }
-            Format::Json => json::dupes(&mut self.out, index, pairs),
+            Format::Human { color, width } => human::dupes(&mut self.out, pairs, color, width),
+            Format::Json => json::dupes(&mut self.out, pairs),
         }?;
         self.out.flush()
     }

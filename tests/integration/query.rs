@@ -133,13 +133,12 @@ fn graph_and_int8_search_agree_with_the_exact_scan_on_the_seeds() {
         let mut found = 0;
         let mut wanted = 0;
         for row in (0..index.rows()).step_by(7) {
-            let truth: Vec<usize> = index
-                .similar(row, &with(Strategy::Exact))
+            let truth: Vec<usize> = papers::search::similar(&index, row, &with(Strategy::Exact))
                 .unwrap()
                 .iter()
                 .map(|h| h.row)
                 .collect();
-            let got = index.similar(row, &with(strategy)).unwrap();
+            let got = papers::search::similar(&index, row, &with(strategy)).unwrap();
             // Both rescore exactly, so shared hits score alike.
             for hit in &got {
                 let exact = papers::search::dot(&index.vector(row), &index.vector(hit.row));

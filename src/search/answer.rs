@@ -1,7 +1,7 @@
-//! The reading use case, as `papers search` runs it: open the index and
-//! the model it was built with (side by side), embed the query's
-//! paragraphs, rank each in the asked mode (fusion and window vectors
-//! included, see [`Index::search_text`]), keep every record's best
+//! A text query answered: open the index and the model it was built with
+//! (side by side), embed the query's paragraphs, rank each in the asked
+//! mode (fusion and window vectors included, see
+//! [`search_text`](super::retrieve::search_text)), keep every record's best
 //! paragraph, and pick the evidence sentence of each hit.
 
 use std::collections::{HashMap, HashSet};
@@ -13,9 +13,12 @@ use crate::error::{Error, Result};
 use crate::evidence;
 use crate::index::{Index, Manifest};
 use crate::indexing::{rebuild_command, source_dirs};
-use crate::output::Annotations;
 use crate::paper::sentences;
-use crate::search::{Hit, Mode, SearchOptions};
+
+use super::found::{Annotations, Found, Results};
+use super::options::{Mode, SearchOptions};
+use super::rank::Hit;
+use super::retrieve;
 
 /// A search: one or more query paragraphs and how to rank.
 #[derive(Clone, Debug)]
@@ -27,14 +30,6 @@ pub struct Query {
     /// Choose each hit's evidence by meaning (embeds the hits' sentences)
     /// instead of by query-term weight.
     pub explain: bool,
-}
-
-/// The answer to a [`Query`]: hits best first and what to print with them.
-pub struct Answer {
-    /// The hits, at most `options.limit`.
-    pub hits: Vec<Hit>,
-    /// Evidence, matched paragraph and query terms per hit.
-    pub notes: Annotations,
 }
 
 /// Splits a query text into paragraphs (blank-line separated), white space
@@ -70,7 +65,7 @@ pub fn open(
     let (index, model) = std::thread::scope(|scope| {
         let index = scope.spawn(|| {
             let index = Index::open(dir)?;
-            index.prepare(options)?;
+            retrieve::prepare(&index, options)?;
             Ok::<_, Error>(index)
         });
         let model = load_for(dir, &manifest, choice, None, note);
@@ -94,7 +89,7 @@ pub fn open(
 
 /// Loads the model of the index whose manifest is `manifest`, refusing
 /// other weights.
-fn load_for(
+pub(crate) fn load_for(
     dir: &Path,
     manifest: &Manifest,
     choice: &ModelChoice,
@@ -108,7 +103,7 @@ fn load_for(
 
 /// Answers `query` on `index`; `model` must be given unless the mode is
 /// lexical (with `--explain`, it also embeds the hits' sentences).
-pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Result<Answer> {
+pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Result<Results> {
     let options = &query.options;
     let paragraphs = &query.paragraphs;
     let vectors = match (options.mode, model) {
@@ -124,7 +119,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
     for (p, text) in paragraphs.iter().enumerate() {
         let vector = vectors.as_ref().map(|v| v[p].as_slice());
-        for hit in index.search_text(text, vector, options)? {
+        for hit in retrieve::search_text(index, text, vector, options)? {
             let slot = best.entry(hit.row).or_insert((hit, p));
             if hit.score > slot.0.score {
                 *slot = (hit, p);
@@ -183,8 +178,12 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         analysis,
         explain: query.explain,
     };
-    Ok(Answer {
-        hits: ranked.into_iter().map(|(hit, _)| hit).collect(),
+    Ok(Results {
+        found: ranked
+            .into_iter()
+            .zip(papers)
+            .map(|((hit, _), paper)| Found { hit, paper })
+            .collect(),
         notes,
     })
 }

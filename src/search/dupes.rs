@@ -7,9 +7,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::Index;
+use super::rank::Hit;
 use crate::error::Result;
-use crate::search::Hit;
+use crate::index::Index;
 
 /// Two records that say nearly the same thing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,59 +98,57 @@ impl Best {
     }
 }
 
-impl Index {
-    /// Pairs of distinct records that are near duplicates: cosine
-    /// similarity at least `min_score` and at least `min_overlap` of the
-    /// shorter one's word trigrams shared (cosine alone does not separate
-    /// revised versions from papers on one topic). The best `limit` pairs,
-    /// most similar first, each pair once, lower row first.
-    pub fn near_duplicates(
-        &self,
-        min_score: f32,
-        min_overlap: f32,
-        limit: usize,
-    ) -> Result<Vec<Dupe>> {
-        use rayon::prelude::*;
-        let live: Vec<usize> = (0..self.rows()).filter(|&r| self.is_live(r)).collect();
-        let best = live
-            .par_iter()
-            .enumerate()
-            .try_fold(
-                || Best::new(limit),
-                |mut best, (i, &a)| -> Result<Best> {
-                    let va = self.mapped_vector(a).into_owned();
-                    let mut text_a: Option<String> = None;
-                    for &b in &live[i + 1..] {
-                        let score = crate::search::dot(&va, &self.mapped_vector(b));
-                        // A score that is not a number, or out of range, is
-                        // damage, reported by `sane` rather than ranked.
-                        if score.is_finite() && (score < min_score || !best.admits(a, b, score)) {
-                            continue;
-                        }
-                        self.sane(&[Hit::new(b, score)])?;
-                        if text_a.is_none() {
-                            text_a = Some(self.paper(a)?.text);
-                        }
-                        let text_b = self.paper(b)?.text;
-                        let overlap = crate::lexical::trigram_overlap(
-                            text_a.as_deref().unwrap_or_default(),
-                            &text_b,
-                        );
-                        if overlap >= min_overlap {
-                            best.push(Dupe {
-                                a,
-                                b,
-                                score,
-                                overlap,
-                            });
-                        }
+/// Pairs of distinct records that are near duplicates: cosine
+/// similarity at least `min_score` and at least `min_overlap` of the
+/// shorter one's word trigrams shared (cosine alone does not separate
+/// revised versions from papers on one topic). The best `limit` pairs,
+/// most similar first, each pair once, lower row first.
+pub fn near_duplicates(
+    index: &Index,
+    min_score: f32,
+    min_overlap: f32,
+    limit: usize,
+) -> Result<Vec<Dupe>> {
+    use rayon::prelude::*;
+    let live: Vec<usize> = (0..index.rows()).filter(|&r| index.is_live(r)).collect();
+    let best = live
+        .par_iter()
+        .enumerate()
+        .try_fold(
+            || Best::new(limit),
+            |mut best, (i, &a)| -> Result<Best> {
+                let va = index.mapped_vector(a).into_owned();
+                let mut text_a: Option<String> = None;
+                for &b in &live[i + 1..] {
+                    let score = super::rank::dot(&va, &index.mapped_vector(b));
+                    // A score that is not a number, or out of range, is
+                    // damage, reported by `sane` rather than ranked.
+                    if score.is_finite() && (score < min_score || !best.admits(a, b, score)) {
+                        continue;
                     }
-                    Ok(best)
-                },
-            )
-            .try_reduce(|| Best::new(limit), |x, y| Ok(x.merge(y)))?;
-        let mut pairs: Vec<Dupe> = best.heap.into_iter().map(|Worst(d)| d).collect();
-        pairs.sort_by(order);
-        Ok(pairs)
-    }
+                    super::retrieve::sane(index, &[Hit::new(b, score)])?;
+                    if text_a.is_none() {
+                        text_a = Some(index.paper(a)?.text);
+                    }
+                    let text_b = index.paper(b)?.text;
+                    let overlap = crate::lexical::trigram_overlap(
+                        text_a.as_deref().unwrap_or_default(),
+                        &text_b,
+                    );
+                    if overlap >= min_overlap {
+                        best.push(Dupe {
+                            a,
+                            b,
+                            score,
+                            overlap,
+                        });
+                    }
+                }
+                Ok(best)
+            },
+        )
+        .try_reduce(|| Best::new(limit), |x, y| Ok(x.merge(y)))?;
+    let mut pairs: Vec<Dupe> = best.heap.into_iter().map(|Worst(d)| d).collect();
+    pairs.sort_by(order);
+    Ok(pairs)
 }

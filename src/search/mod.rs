@@ -1,0 +1,27 @@
+//! The read side, as one library object: [`Searcher`] answers every read
+//! command (`search`, `similar`, `show`, `list`, `info`, `dupes`) and
+//! returns hits with their records attached, for the CLI, the HTTP server
+//! and the MCP server alike.
+//!
+//! The steps, one module each: [`options`] (what a search asks for),
+//! [`retrieve`] (candidates from the vectors, windows, BM25, fusion),
+//! [`rank`] (the order every list is given in: score descending, then row
+//! ascending, so ties are broken the same way on every run), [`answer`]
+//! (a text query's paragraphs, evidence sentences), [`dupes`] (near
+//! duplicates) and [`found`] (the results). [`crate::index`] is storage.
+
+pub mod answer;
+pub mod dupes;
+pub mod found;
+pub mod options;
+pub mod rank;
+pub mod retrieve;
+mod searcher;
+
+pub use answer::{paragraphs, Query};
+pub use dupes::{near_duplicates, Dupe};
+pub use found::{Annotations, Found, Info, Pair, Results};
+pub use options::{DateRange, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};
+pub use rank::{combine, dot, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
+pub use retrieve::{resolve_strategy, search_text, similar, similar_to_set, QUANTIZED_FROM};
+pub use searcher::Searcher;

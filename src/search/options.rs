@@ -1,0 +1,138 @@
+//! What a search asks for: the mode, the fusion of the two rankings, the
+//! strategy that finds candidates, the date window and the limits.
+
+/// Which rankings a search uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Reciprocal rank fusion of the semantic and lexical rankings.
+    #[default]
+    Hybrid,
+    /// Cosine similarity of the embeddings only.
+    Semantic,
+    /// BM25 over the words only (no model is loaded).
+    Lexical,
+}
+
+impl Mode {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Hybrid => "hybrid",
+            Mode::Semantic => "semantic",
+            Mode::Lexical => "lexical",
+        }
+    }
+}
+
+/// How many semantic candidates a hybrid search fuses with the lexical
+/// ranking.
+pub const FUSION_DEPTH: usize = 200;
+
+/// How hybrid mode fuses its two rankings (weighted reciprocal rank
+/// fusion): a record at rank r of the semantic list adds 1 / (k + r), at
+/// rank r of the lexical list `lexical_weight` / (k + r).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fusion {
+    /// The rank constant; 60 is the value of Cormack et al.
+    pub k: f32,
+    /// The lexical ranking's weight against the semantic one's 1.
+    pub lexical_weight: f32,
+}
+
+impl Fusion {
+    /// What hybrid search uses, chosen on SciFact's train claims
+    /// (`cargo bench --bench beir -- tune`) and checked on the seeds
+    /// (`cargo bench --bench quality`).
+    pub const DEFAULT: Fusion = Fusion {
+        k: 5.0,
+        lexical_weight: 1.25,
+    };
+
+    /// The fused score of a record at these 1-based ranks.
+    pub fn score(&self, semantic: Option<usize>, lexical: Option<usize>) -> f32 {
+        let part = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (self.k + r as f32));
+        part(semantic) + self.lexical_weight * part(lexical)
+    }
+}
+
+/// Which way a query is answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// The graph for large indexes, the exact scan for small ones.
+    #[default]
+    Auto,
+    /// Score every stored vector.
+    Exact,
+    /// Walk the HNSW graph, then rescore its candidates exactly.
+    Graph,
+    /// Scan the int8 vectors, then rescore the best candidates exactly.
+    Quantized,
+    /// Scan the sign bits of the vectors (Hamming distance), then rescore
+    /// the best candidates exactly.
+    Binary,
+}
+
+impl Strategy {
+    /// The name used in `info` and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Auto => "auto",
+            Strategy::Exact => "exact",
+            Strategy::Graph => "graph",
+            Strategy::Quantized => "int8",
+            Strategy::Binary => "binary",
+        }
+    }
+}
+
+/// A publication-date window, bounds included, as `YYYYMMDD` numbers.
+/// Records without a date fall outside any window that is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DateRange {
+    /// Earliest date kept.
+    pub since: Option<u32>,
+    /// Latest date kept.
+    pub until: Option<u32>,
+}
+
+impl DateRange {
+    /// Whether either bound is set.
+    pub fn is_set(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
+    /// Whether a record with this date is kept.
+    pub fn contains(&self, date: Option<u32>) -> bool {
+        if !self.is_set() {
+            return true;
+        }
+        date.is_some_and(|d| self.since.is_none_or(|s| d >= s) && self.until.is_none_or(|u| d <= u))
+    }
+}
+
+/// What to return.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchOptions {
+    /// At most this many hits.
+    pub limit: usize,
+    /// Drop hits scoring below this cosine similarity.
+    pub min_score: Option<f32>,
+    /// How to find candidates.
+    pub strategy: Strategy,
+    /// Which rankings to use (for text queries).
+    pub mode: Mode,
+    /// Only records published in this window; applied before ranking.
+    pub dates: DateRange,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 10,
+            min_score: None,
+            strategy: Strategy::Auto,
+            mode: Mode::Hybrid,
+            dates: DateRange::default(),
+        }
+    }
+}

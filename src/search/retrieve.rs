@@ -1,0 +1,317 @@
+//! Retrieval: the candidates of a query vector (the exact scan, the int8
+//! and binary scans with exact rescoring, the HNSW graph), the window
+//! vectors of long records, the lexical ranking, and their fusion into the
+//! hits of a text query, `similar` to a record or a set of them, within the
+//! date window and never a dead row.
+
+use std::collections::{HashMap, HashSet};
+
+use super::options::{Mode, SearchOptions, Strategy};
+use super::rank::{combine, dot, keep_best, rank, top_k, top_k_chunks, Hit};
+use crate::error::{Error, Result};
+use crate::index::{rows, Index};
+
+/// From this many records on, `auto` search scans the int8 vectors and
+/// rescores the best candidates with the f32 ones; below it, it scans the
+/// f32 vectors. The graph is never `auto`'s choice: a cold process pays
+/// more to load or build it than the scan costs (`bench/scale.sh`).
+pub const QUANTIZED_FROM: usize = 50_000;
+
+/// Candidates the int8 scan passes to the f32 rescoring per hit wanted,
+/// and at least.
+const RESCORE_FACTOR: usize = 4;
+const RESCORE_MIN: usize = 100;
+
+/// The same for the binary scan, whose ranking is coarser.
+const BINARY_FACTOR: usize = 40;
+const BINARY_MIN: usize = 2000;
+
+/// In hybrid mode, how deep each ranking goes: a record further down adds
+/// under 1/1000 to its fused score.
+const HYBRID_SEMANTIC_DEPTH: usize = 1000;
+
+/// Subtracted from a window's cosine before it stands for its record: a
+/// window is a fragment, and unpenalised fragments outrank whole abstracts
+/// too often. `cargo bench --bench quality` on the seeds: 0.1 keeps every
+/// tail query at rank 1 and costs nothing elsewhere; 0 costs 0.03 MRR on
+/// known-item queries.
+const WINDOW_PENALTY: f32 = 0.1;
+
+/// Raises each hit's score to its best window's, and adds records whose
+/// windows score where the candidates did not reach.
+fn apply_windows(index: &Index, hits: &mut Vec<Hit>, query: &[f32], keep: &dyn Fn(usize) -> bool) {
+    if index.windows_file().rows() == 0 {
+        return;
+    }
+    let mut best: HashMap<usize, f32> = HashMap::new();
+    for (row, vector) in index.all_windows() {
+        if !keep(row) {
+            continue;
+        }
+        let score = dot(&vector, query) - WINDOW_PENALTY;
+        let slot = best.entry(row).or_insert(f32::MIN);
+        *slot = slot.max(score);
+    }
+    for hit in hits.iter_mut() {
+        if let Some(score) = best.remove(&hit.row) {
+            hit.score = hit.score.max(score);
+        }
+    }
+    hits.extend(
+        best.into_iter()
+            .map(|(row, score)| Hit::new(row, score.max(dot(&index.vector(row), query)))),
+    );
+}
+
+/// The strategy `auto` resolves to for this index.
+pub fn resolve_strategy(index: &Index, strategy: Strategy) -> Strategy {
+    match strategy {
+        Strategy::Auto if index.len() >= QUANTIZED_FROM => Strategy::Quantized,
+        Strategy::Auto => Strategy::Exact,
+        other => other,
+    }
+}
+
+/// The records nearest to a query vector.
+pub fn search(index: &Index, query: &[f32], options: &SearchOptions) -> Result<Vec<Hit>> {
+    nearest(index, query, &[], options)
+}
+
+/// The rows a search may return: live, not excluded, within the dates.
+fn filter<'a>(
+    index: &'a Index,
+    exclude: &[usize],
+    options: &SearchOptions,
+) -> Result<impl Fn(usize) -> bool + Sync + 'a> {
+    let dated = if options.dates.is_set() {
+        Some(index.db().rows_dated(
+            options.dates.since.unwrap_or(0),
+            options.dates.until.unwrap_or(u32::MAX),
+        )?)
+    } else {
+        None
+    };
+    let exclude: HashSet<usize> = exclude.iter().copied().collect();
+    Ok(move |row: usize| {
+        !index.dead_rows().contains(&row)
+            && !exclude.contains(&row)
+            && dated.as_ref().is_none_or(|d| d.contains(&row))
+    })
+}
+
+/// Answers a text query in `options.mode`: `vector` is the query's
+/// embedding (needed unless the mode is lexical). A record's semantic
+/// score is the best of its vector's and its windows'.
+pub fn search_text(
+    index: &Index,
+    text: &str,
+    vector: Option<&[f32]>,
+    options: &SearchOptions,
+) -> Result<Vec<Hit>> {
+    let keep = filter(index, &[], options)?;
+    let semantic = match (options.mode, vector) {
+        (Mode::Lexical, _) => Vec::new(),
+        (_, Some(vector)) => {
+            // Fusion needs more than the final count.
+            let depth = match options.mode {
+                Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
+                _ => options.limit,
+            };
+            let mut hits = candidates(index, vector, &keep, depth, options.strategy)?;
+            apply_windows(index, &mut hits, vector, &keep);
+            sane(index, &hits)?;
+            hits
+        }
+        (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
+    };
+    let lexical = match options.mode {
+        Mode::Semantic => Vec::new(),
+        mode => {
+            let mut hits: Vec<Hit> = index
+                .lexical()?
+                .score(text)?
+                .into_iter()
+                .filter(|&(row, _)| keep(row))
+                .map(|(row, score)| Hit::new(row, score))
+                .collect();
+            // Only the top of the ranking is used: the final hits in
+            // lexical mode, as deep as the semantic side in hybrid.
+            let depth = match mode {
+                Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
+                _ => options.limit,
+            };
+            keep_best(&mut hits, depth);
+            hits
+        }
+    };
+    Ok(combine(semantic, lexical, options))
+}
+
+/// Loads now what [`Index::search_text`] with `options` will read (the
+/// lexical segments, the vectors' pages, the graph), so that a caller
+/// can do so while it waits for something else, such as the model.
+pub fn prepare(index: &Index, options: &SearchOptions) -> Result<()> {
+    if options.mode != Mode::Semantic {
+        index.lexical()?;
+    }
+    if options.mode != Mode::Lexical {
+        match resolve_strategy(index, options.strategy) {
+            Strategy::Graph => {
+                index.graph();
+            }
+            Strategy::Quantized => index.quantized_file().will_need(),
+            Strategy::Binary => index.binary_file().will_need(),
+            _ => index.vectors_file().will_need(),
+        }
+    }
+    Ok(())
+}
+
+/// The records nearest to the record at `row`, never the record itindex.
+pub fn similar(index: &Index, row: usize, options: &SearchOptions) -> Result<Vec<Hit>> {
+    let query = index.vector(row);
+    nearest(index, &query, &[row], options)
+}
+
+/// The records nearest to the records at `like` and away from those at
+/// `unlike` (the mean of the first set minus half the mean of the
+/// second), never any of them.
+pub fn similar_to_set(
+    index: &Index,
+    like: &[usize],
+    unlike: &[usize],
+    options: &SearchOptions,
+) -> Result<Vec<Hit>> {
+    let d = index.manifest().dimension;
+    let mean = |rows: &[usize]| {
+        let mut sum = vec![0f32; d];
+        for &row in rows {
+            for (s, x) in sum.iter_mut().zip(index.vector(row).iter()) {
+                *s += x / rows.len() as f32;
+            }
+        }
+        sum
+    };
+    let mut query = mean(like);
+    if !unlike.is_empty() {
+        for (q, x) in query.iter_mut().zip(mean(unlike)) {
+            *q -= 0.5 * x;
+        }
+    }
+    let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        query.iter_mut().for_each(|x| *x /= norm);
+    }
+    let exclude: Vec<usize> = like.iter().chain(unlike).copied().collect();
+    nearest(index, &query, &exclude, options)
+}
+
+/// The records nearest to a vector, never those in `exclude`, within
+/// the date window, ranked.
+fn nearest(
+    index: &Index,
+    query: &[f32],
+    exclude: &[usize],
+    options: &SearchOptions,
+) -> Result<Vec<Hit>> {
+    let keep = filter(index, exclude, options)?;
+    let hits = candidates(index, query, &keep, options.limit, options.strategy)?;
+    let hits = rank(hits, options);
+    sane(index, &hits)?;
+    Ok(hits)
+}
+
+/// Checks cosine scores before they are shown: a unit vector scores
+/// from -1 to 1 (a window down to -1 minus its penalty), so anything
+/// else, or no number at all, is a damaged vector file. O(hits).
+pub fn sane(index: &Index, hits: &[Hit]) -> Result<()> {
+    let bad = hits.iter().find(|h| {
+        !(h.score.is_finite() && (-1.0 - WINDOW_PENALTY - 1e-3..=1.0 + 1e-3).contains(&h.score))
+    });
+    match bad {
+        None => Ok(()),
+        Some(hit) => Err(Error::corrupt(
+            index.vectors_file().path(),
+            format!(
+                "record at row {} scores {}, which no unit vector can",
+                hit.row, hit.score
+            ),
+        )),
+    }
+}
+
+/// Unranked candidates for a query vector, at least the best `wanted`
+/// of the rows `keep` accepts, scored with the f32 vectors.
+fn candidates(
+    index: &Index,
+    query: &[f32],
+    keep: &(dyn Fn(usize) -> bool + Sync),
+    wanted: usize,
+    strategy: Strategy,
+) -> Result<Vec<Hit>> {
+    if query.len() != index.manifest().dimension {
+        return Err(Error::Dimension {
+            what: "the query vector".into(),
+            found: query.len(),
+            expected: index.manifest().dimension,
+        });
+    }
+    let rows = index.rows();
+    let wanted = wanted.min(rows);
+    let exact = |row: usize| dot(&index.vector(row), query);
+    Ok(match resolve_strategy(index, strategy) {
+        Strategy::Graph if rows > 0 => {
+            // Ask for more than wanted: dead or filtered rows are dropped.
+            let ask = wanted
+                .saturating_add(rows - index.len())
+                .saturating_mul(2)
+                .min(rows);
+            index
+                .graph()
+                .search(query, ask)
+                .into_iter()
+                .filter(|&(row, _)| row < rows && keep(row))
+                .map(|(row, _)| Hit::new(row, exact(row)))
+                .collect()
+        }
+        Strategy::Binary => {
+            let bits = rows::binarize(query);
+            let pool = (wanted * BINARY_FACTOR).max(BINARY_MIN);
+            let approx = top_k(
+                rows,
+                pool,
+                |row| -(rows::hamming(index.binary_file().row(row), &bits) as f32),
+                keep,
+            );
+            approx
+                .into_iter()
+                .map(|h| Hit::new(h.row, exact(h.row)))
+                .collect()
+        }
+        Strategy::Quantized => {
+            let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
+            let (q, scale) = rows::quantize_query(query);
+            let width = 4 + index.manifest().dimension;
+            let bytes = index.quantized_file().bytes();
+            let approx = top_k_chunks(
+                rows,
+                pool,
+                |range, out| {
+                    let chunk = &bytes[range.start * width..range.end * width];
+                    rows::quantized_scores(chunk, width, &q, scale, out);
+                },
+                keep,
+            );
+            approx
+                .into_iter()
+                .map(|h| Hit::new(h.row, exact(h.row)))
+                .collect()
+        }
+        _ => top_k(
+            rows,
+            wanted,
+            |row| dot(&index.mapped_vector(row), query),
+            keep,
+        ),
+    })
+}

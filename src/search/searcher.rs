@@ -1,0 +1,290 @@
+//! [`Searcher`]: the read side as one object that a one-shot command, the
+//! HTTP server and the MCP server hold alike. It owns an opened index and,
+//! once a query needs it, the model the index was built with; it is `Send +
+//! Sync`, so one instance answers many threads.
+//!
+//! A long-lived searcher ([`Searcher::follow`]) follows the writer: before
+//! answering it looks (at most every [`FOLLOW_EVERY`]) at the index's commit
+//! point (the manifest and the database and its write-ahead log) and, when
+//! any of them changed, opens the new committed state. The old state stays
+//! whole for the requests still using it: an [`Index`] holds open every
+//! file its state names, so a file a later commit deletes (a merged
+//! segment, a replaced data folder) stays readable until the last request
+//! holding that `Index` drops it. The model is kept across commits unless a
+//! rebuild changed it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use super::answer::{self, Query};
+use super::dupes::near_duplicates;
+use super::found::{Annotations, Found, Info, Pair, Results};
+use super::options::SearchOptions;
+use super::retrieve;
+use crate::embed::{BertEmbedder, Embedder, ModelChoice};
+use crate::error::{Error, Result};
+use crate::index::{manifest, Index};
+use crate::paper::Paper;
+
+/// How often a following searcher looks for a new commit.
+pub const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+/// The files whose change means a new commit: (length, modified) of each.
+type Stamp = Vec<Option<(u64, std::time::SystemTime)>>;
+
+struct Current {
+    index: Arc<Index>,
+    stamp: Stamp,
+    checked: Instant,
+}
+
+/// The model of an index, with the weights it was checked against.
+struct Model {
+    weights_sha256: String,
+    embedder: Arc<BertEmbedder>,
+}
+
+/// Answers every read command on one index.
+pub struct Searcher {
+    dir: PathBuf,
+    choice: ModelChoice,
+    follow: bool,
+    current: RwLock<Current>,
+    model: Mutex<Option<Model>>,
+}
+
+impl Searcher {
+    /// Opens the index in `dir`; the model is loaded when a query first
+    /// needs it.
+    pub fn open(dir: &Path, choice: &ModelChoice) -> Result<Searcher> {
+        let index = Index::open(dir)?;
+        Ok(Searcher::new(dir, choice, index, None))
+    }
+
+    /// Opens the index and, unless `options` is lexical, its model, side by
+    /// side (each takes milliseconds that a one-query process waits for);
+    /// `note` hears which model was loaded.
+    pub fn open_for(
+        dir: &Path,
+        choice: &ModelChoice,
+        options: &SearchOptions,
+        note: &(dyn Fn(&str) + Sync),
+    ) -> Result<Searcher> {
+        let (index, model) = answer::open(dir, choice, options, note)?;
+        Ok(Searcher::new(dir, choice, index, model))
+    }
+
+    fn new(dir: &Path, choice: &ModelChoice, index: Index, model: Option<BertEmbedder>) -> Self {
+        let model = model.map(|embedder| Model {
+            weights_sha256: index.manifest().weights_sha256.clone(),
+            embedder: Arc::new(embedder),
+        });
+        Searcher {
+            dir: dir.to_path_buf(),
+            choice: choice.clone(),
+            follow: false,
+            current: RwLock::new(Current {
+                stamp: stamp(dir, &index),
+                index: Arc::new(index),
+                checked: Instant::now(),
+            }),
+            model: Mutex::new(model),
+        }
+    }
+
+    /// Makes this searcher follow the writer: each answer comes from the
+    /// newest committed state (looked for at most every [`FOLLOW_EVERY`]).
+    pub fn follow(mut self) -> Self {
+        self.follow = true;
+        self
+    }
+
+    /// The index folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The committed state answers come from now: the newest one when
+    /// following. A state that cannot be opened (a writer mid-switch, damage)
+    /// leaves the previous one in use and is tried again next time.
+    pub fn index(&self) -> Arc<Index> {
+        if self.follow {
+            self.refresh();
+        }
+        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(&current.index)
+    }
+
+    /// Opens the newest committed state if the commit point changed since
+    /// the last look; returns whether it did.
+    pub fn refresh(&self) -> bool {
+        {
+            let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+            if current.checked.elapsed() < FOLLOW_EVERY {
+                return false;
+            }
+        }
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if current.checked.elapsed() < FOLLOW_EVERY {
+            return false;
+        }
+        current.checked = Instant::now();
+        let now = stamp(&self.dir, &current.index);
+        if now == current.stamp {
+            return false;
+        }
+        match Index::open(&self.dir) {
+            Ok(index) => {
+                current.stamp = stamp(&self.dir, &index);
+                current.index = Arc::new(index);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Loads the index's model now rather than on the first query; `note`
+    /// hears which model was loaded.
+    pub fn load_model(&self, note: &dyn Fn(&str)) -> Result<()> {
+        self.model_for(&self.index(), note).map(|_| ())
+    }
+
+    /// The model of `index`: the one loaded, unless a rebuild changed it.
+    fn model_for(&self, index: &Index, note: &dyn Fn(&str)) -> Result<Arc<BertEmbedder>> {
+        let mut model = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        let weights = &index.manifest().weights_sha256;
+        if let Some(m) = model.as_ref().filter(|m| &m.weights_sha256 == weights) {
+            return Ok(Arc::clone(&m.embedder));
+        }
+        let embedder = Arc::new(answer::load_for(
+            &self.dir,
+            index.manifest(),
+            &self.choice,
+            Some(index),
+            note,
+        )?);
+        *model = Some(Model {
+            weights_sha256: weights.clone(),
+            embedder: Arc::clone(&embedder),
+        });
+        Ok(embedder)
+    }
+
+    /// Answers a text query (`papers search`).
+    pub fn search(&self, query: &Query) -> Result<Results> {
+        let index = self.index();
+        let model = match query.options.mode {
+            super::Mode::Lexical => None,
+            _ => Some(self.model_for(&index, &|_| {})?),
+        };
+        answer::answer(&index, model.as_deref().map(|m| m as &dyn Embedder), query)
+    }
+
+    /// The records like those of `like` and unlike those of `unlike` (ids in
+    /// any form [`Index::resolve`] takes), never any of them.
+    pub fn similar(
+        &self,
+        like: &[String],
+        unlike: &[String],
+        options: &SearchOptions,
+    ) -> Result<Results> {
+        let index = self.index();
+        let resolve = |ids: &[String]| {
+            ids.iter()
+                .map(|id| index.resolve(id))
+                .collect::<Result<Vec<_>>>()
+        };
+        let (like, unlike) = (resolve(like)?, resolve(unlike)?);
+        if like.is_empty() {
+            return Err(Error::EmptyQuery);
+        }
+        let hits = retrieve::similar_to_set(&index, &like, &unlike, options)?;
+        let found = hits
+            .into_iter()
+            .map(|hit| {
+                Ok(Found {
+                    hit,
+                    paper: index.paper(hit.row)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Results {
+            found,
+            notes: Annotations::default(),
+        })
+    }
+
+    /// The record with this id (`papers show`).
+    pub fn show(&self, id: &str) -> Result<Paper> {
+        let index = self.index();
+        index.paper(index.resolve(id)?)
+    }
+
+    /// Calls `f` with every live record, in id order (`papers list`).
+    pub fn for_each_paper(&self, mut f: impl FnMut(Paper) -> Result<()>) -> Result<()> {
+        self.index().for_each_paper(|_, paper| f(paper))
+    }
+
+    /// What is in the index (`papers info`).
+    pub fn info(&self) -> Result<Info> {
+        let index = self.index();
+        Ok(Info {
+            path: index.dir().to_path_buf(),
+            records: index.len(),
+            manifest: index.manifest().clone(),
+            windows: index.window_counts(),
+            generation: index.state().generation,
+            strategy: retrieve::resolve_strategy(&index, Default::default()),
+            size_bytes: index.size_on_disk(),
+            sources: index.file_counts()?,
+        })
+    }
+
+    /// Near-duplicate pairs with their records (`papers dupes`).
+    pub fn dupes(&self, min_score: f32, min_overlap: f32, limit: usize) -> Result<Vec<Pair>> {
+        let index = self.index();
+        near_duplicates(&index, min_score, min_overlap, limit)?
+            .into_iter()
+            .map(|dupe| {
+                Ok(Pair {
+                    dupe,
+                    a: index.paper(dupe.a)?,
+                    b: index.paper(dupe.b)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The full check of the state in use (`papers check`).
+    pub fn check(&self) -> Result<usize> {
+        let index = self.index();
+        index.check()?;
+        Ok(index.len())
+    }
+}
+
+/// The commit point's files as they are now: the manifest (a rebuild
+/// switches it), the database and its write-ahead log (every commit
+/// changes one of them).
+fn stamp(dir: &Path, index: &Index) -> Stamp {
+    let data = index.data_dir();
+    [
+        dir.join(manifest::MANIFEST),
+        data.join(crate::index::db::DATABASE),
+        data.join(format!("{}-wal", crate::index::db::DATABASE)),
+    ]
+    .iter()
+    .map(|p| {
+        std::fs::metadata(p)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?)))
+    })
+    .collect()
+}
+
+/// One searcher serves many threads.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Searcher>();
+};
