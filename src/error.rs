@@ -209,6 +209,17 @@ pub enum Error {
     /// The query has no text in it.
     #[error("the query is empty")]
     EmptyQuery,
+    /// An argument of a request (an MCP tool's, say) is out of range.
+    #[error("{name}: {reason}")]
+    InvalidArgument {
+        /// The argument's name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The MCP connection failed (not a tool's error: those are answers).
+    #[error("MCP: {0}")]
+    Mcp(String),
 }
 
 impl Error {

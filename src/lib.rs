@@ -50,10 +50,13 @@ pub mod index;
 pub mod indexing;
 pub mod lexical;
 pub mod limits;
+pub mod mcp;
 pub mod output;
 pub mod paper;
 pub mod parse;
 pub mod records;
 pub mod search;
+pub mod serve;
+pub mod watch;
 
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use papers::corpus::Skipped;
+use papers::index::UpdateReport;
 use papers::indexing::{self, IndexRequest, Observer};
 
 use super::{Context, ModelArgs};
@@ -69,7 +70,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Ctrl-C while indexing stops after the current batch, before anything is
 /// written; a second Ctrl-C exits at once. Either way the index on disk is
 /// the previous one, since a write is a rename of a complete generation.
-fn handle_ctrl_c() {
+pub(super) fn handle_ctrl_c() {
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
@@ -118,23 +119,7 @@ impl Observer for Terminal<'_> {
 }
 
 pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
-    let started = Instant::now();
     handle_ctrl_c();
-    let bar = ProgressBar::with_draw_target(
-        None,
-        if ctx.quiet || !ctx.stderr_is_terminal {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        },
-    );
-    bar.set_style(
-        ProgressStyle::with_template(
-            "embedding {bar:40} {pos}/{len} passages ({per_sec}, eta {eta})",
-        )
-        .expect("valid template"),
-    );
-    let observer = Terminal { ctx, bar };
     let mut fields = papers::records::Fields::default();
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
@@ -152,8 +137,39 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
         embeddings: given,
         no_verify: args.no_verify,
     };
+    let report = execute(ctx, &request)?;
+    if ctx.json {
+        ctx.printer().report(&report, &ctx.index_dir)?;
+    }
+    Ok(())
+}
+
+/// Whether Ctrl-C was pressed (see [`handle_ctrl_c`]).
+pub(super) fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Runs `request` on the context's index with a progress bar, and says
+/// what it did on stderr. The caller sets up Ctrl-C ([`handle_ctrl_c`]).
+pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateReport> {
+    let started = Instant::now();
+    let bar = ProgressBar::with_draw_target(
+        None,
+        if ctx.quiet || !ctx.stderr_is_terminal {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template(
+            "embedding {bar:40} {pos}/{len} passages ({per_sec}, eta {eta})",
+        )
+        .expect("valid template"),
+    );
+    let observer = Terminal { ctx, bar };
     let dir = &ctx.index_dir;
-    let result = indexing::index(dir, &request, &observer);
+    let result = indexing::index(dir, request, &observer);
     observer.bar.finish_and_clear();
     let report = result?;
     ctx.note(&format!(
@@ -174,10 +190,7 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
         dir.display(),
         started.elapsed().as_secs_f64()
     ));
-    if ctx.json {
-        ctx.printer().report(&report, dir)?;
-    }
-    Ok(())
+    Ok(report)
 }
 
 /// `papers remove ID...`.

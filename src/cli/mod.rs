@@ -4,6 +4,7 @@
 mod index;
 mod model;
 mod query;
+mod serve;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -68,6 +69,12 @@ enum Command {
     Embed(model::EmbedArgs),
     /// Resolve the model (fetching it if needed) and say where it is
     Model(ModelArgs),
+    /// Serve the index: a web page and an HTTP JSON API (localhost by default)
+    Serve(serve::ServeArgs),
+    /// Serve the index to AI agents: a Model Context Protocol server on stdio
+    Mcp(serve::McpArgs),
+    /// Index new or changed dumps as they appear in a folder, until Ctrl-C
+    Watch(serve::WatchArgs),
 }
 
 /// Which model to use and where to run it.
@@ -224,7 +231,7 @@ impl Context {
 
     /// A warning on stderr (a skipped input line), unless --quiet, as
     /// `index` reports its bad lines.
-    fn warn(&self, message: &str) {
+    pub(crate) fn warn(&self, message: &str) {
         if !self.quiet {
             eprintln!("papers: warning: {message}");
         }
@@ -273,6 +280,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Upgrade => index::upgrade(&ctx),
         Command::Embed(args) => model::embed(&ctx, args),
         Command::Model(args) => model::describe(&ctx, args),
+        Command::Serve(args) => serve::serve(&ctx, args),
+        Command::Mcp(args) => serve::mcp(&ctx, args),
+        Command::Watch(args) => serve::watch(&ctx, args),
     }
 }
 

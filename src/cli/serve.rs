@@ -1,0 +1,158 @@
+//! The long-lived commands: `papers serve` (HTTP API and web page),
+//! `papers mcp` (Model Context Protocol over stdio) and `papers watch DIR`
+//! (index new dumps as they arrive).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use papers::indexing::IndexRequest;
+use papers::search::Searcher;
+use papers::serve::{Limits, DEFAULT_PORT};
+use papers::watch::Watcher;
+
+use super::{Context, ModelArgs};
+
+/// Arguments of `papers serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. The default answers only this machine; an
+    /// address such as 0.0.0.0:7474 lets every machine that can reach this
+    /// one search the index and read every abstract in it
+    #[arg(long, value_name = "HOST:PORT", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
+    addr: SocketAddr,
+
+    /// Requests answered at once (more wait for a turn) [default: the CPU count]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
+    workers: Option<u64>,
+
+    /// Seconds one request may wait and run before it gets a 503
+    #[arg(long, value_name = "SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    timeout: u64,
+
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Arguments of `papers mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Arguments of `papers watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The folder to watch (and its subfolders)
+    #[arg(value_name = "DIR")]
+    folder: PathBuf,
+
+    /// Seconds a file must stay unchanged before it is indexed (a file
+    /// still being written keeps changing)
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_seconds)]
+    settle: f64,
+
+    /// Seconds between looks at the folder
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_seconds)]
+    every: f64,
+
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Parses a number of seconds from 0.05 to a day.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.05..=86_400.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from 0.05 to 86400"
+        )),
+    }
+}
+
+/// A searcher that follows the writer, with its model loaded.
+fn resident(ctx: &Context, model: &ModelArgs) -> Result<Arc<Searcher>> {
+    let searcher = Searcher::open(&ctx.index_dir, &model.choice())?.follow();
+    searcher.load_model(&|m| ctx.note(m))?;
+    Ok(Arc::new(searcher))
+}
+
+pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
+    let searcher = resident(ctx, &args.model)?;
+    let mut limits = Limits {
+        timeout: Duration::from_secs(args.timeout),
+        ..Limits::default()
+    };
+    if let Some(workers) = args.workers {
+        limits.workers = workers as usize;
+    }
+    let records = searcher.index().len();
+    papers::serve::run(searcher, args.addr, limits, |addr| {
+        // Said even with --quiet: a script starting the server on port 0
+        // reads the address from here.
+        eprintln!("papers: serving {records} papers on http://{addr}/ (Ctrl-C stops)");
+    })
+    .with_context(|| format!("serving on {}", args.addr))?;
+    ctx.note("stopped");
+    Ok(())
+}
+
+pub fn mcp(ctx: &Context, args: McpArgs) -> Result<()> {
+    let searcher = resident(ctx, &args.model)?;
+    papers::mcp::run(searcher)?;
+    Ok(())
+}
+
+pub fn watch(ctx: &Context, args: WatchArgs) -> Result<()> {
+    if !args.folder.is_dir() {
+        anyhow::bail!("{}: not a folder", args.folder.display());
+    }
+    super::index::handle_ctrl_c();
+    let mut watcher = Watcher::new(&args.folder, Duration::from_secs_f64(args.settle));
+    ctx.note(&format!(
+        "watching {} for new dumps (Ctrl-C stops)",
+        args.folder.display()
+    ));
+    let tick = Duration::from_millis(50);
+    loop {
+        let ready = watcher.ready();
+        if !ready.is_empty() {
+            let request = IndexRequest {
+                paths: ready.clone(),
+                model: args.model.choice(),
+                ..Default::default()
+            };
+            match super::index::execute(ctx, &request) {
+                Ok(_) => watcher.done(&ready),
+                Err(e) if super::index::interrupted() => return Err(e),
+                Err(e) => match e.downcast_ref::<papers::Error>() {
+                    // Another writer has the index: try again next look.
+                    Some(papers::Error::Storage { .. }) | Some(papers::Error::Io { .. }) => {
+                        ctx.warn(&format!("{e:#}; trying again"));
+                    }
+                    // The inputs themselves are refused: not again until
+                    // they change.
+                    _ => {
+                        ctx.warn(&format!("{e:#}"));
+                        watcher.done(&ready);
+                    }
+                },
+            }
+        }
+        let mut slept = Duration::ZERO;
+        while slept < Duration::from_secs_f64(args.every) {
+            if super::index::interrupted() {
+                ctx.note("stopped");
+                return Ok(());
+            }
+            std::thread::sleep(tick);
+            slept += tick;
+        }
+    }
+}

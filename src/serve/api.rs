@@ -1,0 +1,260 @@
+//! The HTTP API's routes: each parses its parameters, waits for a turn,
+//! runs the [`Searcher`] call on a blocking thread within the time limit,
+//! and answers the CLI's JSON (or a JSON error).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tokio::sync::Semaphore;
+
+use super::page;
+use super::params::{BadParam, Params, MAX_K};
+use super::Limits;
+use crate::error::Error;
+use crate::output::json;
+use crate::search::{self, Query, Searcher};
+
+/// What every route shares.
+pub struct App {
+    searcher: Arc<Searcher>,
+    turns: Arc<Semaphore>,
+    limits: Limits,
+}
+
+impl App {
+    /// The state of a server over `searcher`.
+    pub fn new(searcher: Arc<Searcher>, limits: Limits) -> Arc<App> {
+        Arc::new(App {
+            searcher,
+            turns: Arc::new(Semaphore::new(limits.workers.max(1))),
+            limits,
+        })
+    }
+
+    /// Runs `work` on a blocking thread once a turn is free, within the
+    /// time limit, and answers its JSON text with 200.
+    async fn answer(
+        &self,
+        work: impl FnOnce(&Searcher) -> Result<String, Failure> + Send + 'static,
+    ) -> Response {
+        let started = Instant::now();
+        let deadline = self.limits.timeout;
+        let turn =
+            match tokio::time::timeout(deadline, Arc::clone(&self.turns).acquire_owned()).await {
+                Ok(Ok(turn)) => turn,
+                _ => return Failure::Busy.into_response(),
+            };
+        let searcher = Arc::clone(&self.searcher);
+        // The turn is held by the thread, not the request: a request that
+        // times out still counts until its work is done.
+        let task = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            work(&searcher)
+        });
+        let left = deadline.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, task).await {
+            Ok(Ok(Ok(body))) => {
+                ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+            }
+            Ok(Ok(Err(failure))) => failure.into_response(),
+            Ok(Err(_)) => {
+                Failure::Library(Error::Embed("the request's thread failed".into())).into_response()
+            }
+            Err(_) => Failure::TooSlow(deadline.as_secs_f32()).into_response(),
+        }
+    }
+}
+
+/// Why a request got no answer.
+pub enum Failure {
+    /// A parameter is missing or wrong (400).
+    Param(BadParam),
+    /// The library refused or failed.
+    Library(Error),
+    /// Too large for the server (400).
+    Refused(String),
+    /// No turn came in time (503).
+    Busy,
+    /// The work ran past the time limit (503).
+    TooSlow(f32),
+}
+
+impl From<BadParam> for Failure {
+    fn from(bad: BadParam) -> Failure {
+        Failure::Param(bad)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Library(e)
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let (status, message, parameter) = match self {
+            Failure::Param(bad) => (StatusCode::BAD_REQUEST, bad.message, Some(bad.parameter)),
+            Failure::Refused(message) => (StatusCode::BAD_REQUEST, message, None),
+            Failure::Busy => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy: every worker is answering; try again".to_string(),
+                None,
+            ),
+            Failure::TooSlow(secs) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the request ran past the server's limit of {secs} s"),
+                None,
+            ),
+            Failure::Library(e) => {
+                let status = match &e {
+                    Error::UnknownId { .. } => StatusCode::NOT_FOUND,
+                    Error::AmbiguousId { .. }
+                    | Error::InvalidId { .. }
+                    | Error::EmptyQuery
+                    | Error::TooLarge { .. } => StatusCode::BAD_REQUEST,
+                    _ => StatusCode::INTERNAL_SERVER_ERROR,
+                };
+                let parameter = matches!(
+                    e,
+                    Error::UnknownId { .. } | Error::AmbiguousId { .. } | Error::InvalidId { .. }
+                )
+                .then(|| "id".to_string());
+                (status, e.to_string(), parameter)
+            }
+        };
+        let body = serde_json::json!({ "error": message, "parameter": parameter });
+        (
+            status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    }
+}
+
+/// The routes.
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(page::index))
+        .route("/api/search", get(search))
+        .route("/api/similar", get(similar))
+        .route("/api/papers/{id}", get(paper))
+        .route("/api/list", get(list))
+        .route("/api/info", get(info))
+        .route("/api/dupes", get(dupes))
+        .fallback(not_found)
+        .with_state(app)
+}
+
+type Shared = State<Arc<App>>;
+
+async fn not_found() -> Response {
+    let mut response =
+        Failure::Refused("no such route: the API is under /api/ (see /api/info)".into())
+            .into_response();
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&[
+            "q",
+            "k",
+            "mode",
+            "since",
+            "until",
+            "min_score",
+            "strategy",
+            "explain",
+        ])?;
+        let question = Query {
+            paragraphs: search::paragraphs(&p.query()?)?,
+            options: p.options()?,
+            explain: p.flag("explain")?,
+        };
+        let results = searcher.search(&question)?;
+        Ok(json::array(&json::hit_objects(&results)))
+    })
+    .await
+}
+
+async fn similar(State(app): Shared, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["id", "not", "k", "since", "until", "min_score", "strategy"])?;
+        let (like, unlike) = (p.ids("id", true)?, p.ids("not", false)?);
+        let results = searcher.similar(&like, &unlike, &p.options()?)?;
+        Ok(json::array(&json::hit_objects(&results)))
+    })
+    .await
+}
+
+async fn paper(State(app): Shared, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["raw"])?;
+        let raw = p.flag("raw")?;
+        Ok(json::paper_object(&searcher.show(&id)?, raw))
+    })
+    .await
+}
+
+async fn list(State(app): Shared, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["offset", "limit"])?;
+        let offset = p.number("offset", 0, 0..=usize::MAX)?;
+        let limit = p.number("limit", 100, 1..=MAX_K)?;
+        let mut objects = Vec::new();
+        let mut seen = 0;
+        let walked = searcher.for_each_paper(|paper| {
+            if seen >= offset {
+                objects.push(json::paper_object(&paper, false));
+            }
+            seen += 1;
+            if objects.len() == limit {
+                return Err(Error::Interrupted);
+            }
+            Ok(())
+        });
+        match walked {
+            Ok(()) | Err(Error::Interrupted) => Ok(json::array(&objects)),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
+}
+
+async fn info(State(app): Shared) -> Response {
+    app.answer(|searcher| Ok(json::info_object(&searcher.info()?)))
+        .await
+}
+
+async fn dupes(State(app): Shared, RawQuery(query): RawQuery) -> Response {
+    let most = app.limits.dupes_records;
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["min_score", "min_overlap", "k"])?;
+        let min_score = p.real("min_score", -1.0, 1.0)?.unwrap_or(0.75);
+        let min_overlap = p.real("min_overlap", 0.0, 1.0)?.unwrap_or(0.3);
+        let k = p.number("k", 100, 1..=MAX_K)?;
+        let records = searcher.index().len();
+        if records > most {
+            return Err(Failure::Refused(format!(
+                "dupes compares every pair of records: this index has {records}, \
+                 the server's limit is {most}; run `papers dupes` instead"
+            )));
+        }
+        let pairs = searcher.dupes(min_score, min_overlap, k)?;
+        Ok(json::array(&json::pair_objects(&pairs)))
+    })
+    .await
+}

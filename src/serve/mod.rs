@@ -1,0 +1,112 @@
+//! `papers serve`: one resident [`Searcher`] behind an HTTP JSON API and a
+//! web page.
+//!
+//! The API speaks the CLI's JSON contract ([`crate::output::json`]): lists
+//! are JSON arrays of the objects the CLI prints one per line, single
+//! results are the CLI's object, and errors are a 4xx or 5xx with
+//! `{"error": "...", "parameter": "..."}` (`parameter` when one is to blame).
+//!
+//! | route                  | parameters                                                   |
+//! |------------------------|--------------------------------------------------------------|
+//! | `GET /api/search`      | `q`, `k`, `mode`, `since`, `until`, `min_score`, `strategy`, `explain` |
+//! | `GET /api/similar`     | `id` (repeatable), `not` (repeatable), `k`, `min_score`, `strategy`, `since`, `until` |
+//! | `GET /api/papers/ID`   | `raw`; ID in any form the CLI takes                          |
+//! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page)                      |
+//! | `GET /api/info`        |                                                              |
+//! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
+//! | `GET /`                | the page; `?q=`, `?similar=ID`, `?paper=ID` are its links    |
+//!
+//! What one request may cost is capped ([`params`]: `k`, query bytes, ids;
+//! [`Limits`]: time and how many run at once). The work runs on a pool of
+//! blocking threads no larger than [`Limits::workers`]; a client that is
+//! slow to send or read holds only a socket and an async task, never one of
+//! those threads. The server only reads the index.
+
+mod api;
+mod page;
+pub mod params;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::search::Searcher;
+
+/// The port `papers serve` listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 7474;
+
+/// What the server allows one request and all of them together.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Requests answered at once; more wait (up to `timeout`) for a turn.
+    pub workers: usize,
+    /// The longest one request may wait and run before it gets a 503.
+    pub timeout: Duration,
+    /// Indexes larger than this refuse `/api/dupes` (it compares every
+    /// pair of records): the CLI's `papers dupes` is the tool there.
+    pub dupes_records: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            timeout: Duration::from_secs(10),
+            dupes_records: 20_000,
+        }
+    }
+}
+
+/// Serves `searcher` on `addr` until Ctrl-C (or SIGTERM); `ready` hears the
+/// address once the socket listens (port 0 picks a free one).
+pub fn run(
+    searcher: Arc<Searcher>,
+    addr: SocketAddr,
+    limits: Limits,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(limits.workers.max(1) + 1)
+        .thread_name("papers-serve")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("the server's threads", e))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::io(format!("address {addr}"), e))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::io(format!("address {addr}"), e))?;
+        ready(local);
+        let app = api::router(api::App::new(searcher, limits));
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|e| Error::io(format!("address {local}"), e))
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
+}
