@@ -28,3 +28,10 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
 }
+
+/// Flushes a file's bytes to disk.
+pub fn sync_file(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io(path, e))
+}

@@ -1,12 +1,20 @@
 //! The HNSW graph over the stored vectors: the only file that names hnsw_rs.
-//! It is built in memory when a search asks for it (`--graph`, or a
-//! library caller that keeps an index open); format 3 stores none.
+//! A graph covers a run of rows and its node ids are the rows. It is built
+//! in memory when a search asks for one and none is stored (`--graph` on a
+//! small index), or stored beside the vectors by the writer (see
+//! [`super::graphs`]) and loaded from there.
 //!
 //! Vectors are unit length, so the distance is `1 - dot`. hnsw_rs's own
 //! `DistDot` asserts `dot >= 0` and panics on real embeddings, where rounding
 //! makes `dot(v, v)` exceed 1, so [`ClampedDot`] clamps instead.
 
+use std::path::Path;
+
+use hnsw_rs::api::AnnT;
+use hnsw_rs::hnswio::HnswIo;
 use hnsw_rs::prelude::{Distance, Hnsw};
+
+use crate::error::{Error, Result};
 
 /// Links per node per layer.
 const MAX_CONNECTIONS: usize = 16;
@@ -30,6 +38,26 @@ impl Distance<f32> for ClampedDot {
     }
 }
 
+thread_local! {
+    /// Set while this thread loads a graph: a panic of hnsw_rs's reader is
+    /// an unreadable file, handled, not a message for the user.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs (once) a panic hook that stays silent on a thread loading a
+/// graph and otherwise does what the previous hook did.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// An HNSW graph whose node ids are record positions.
 pub struct Graph {
     hnsw: Hnsw<'static, f32, ClampedDot>,
@@ -40,6 +68,11 @@ impl Graph {
     /// [`SERIAL_BELOW`] rows are inserted serially in row order, so the
     /// same rows always give the same graph; larger sets in parallel.
     pub fn build(vectors: &[f32], dimension: usize) -> Graph {
+        Graph::build_from(vectors, dimension, 0)
+    }
+
+    /// [`Graph::build`] for rows `first_row..`: `vectors` are those rows'.
+    pub fn build_from(vectors: &[f32], dimension: usize, first_row: usize) -> Graph {
         let rows = vectors.len() / dimension.max(1);
         let hnsw = Hnsw::new(
             MAX_CONNECTIONS,
@@ -50,13 +83,13 @@ impl Graph {
         );
         if rows < SERIAL_BELOW {
             for (i, row) in vectors.chunks_exact(dimension).enumerate() {
-                hnsw.insert_slice((row, i));
+                hnsw.insert_slice((row, first_row + i));
             }
         } else {
             let all: Vec<(&[f32], usize)> = vectors
                 .chunks_exact(dimension)
                 .enumerate()
-                .map(|(i, row)| (row, i))
+                .map(|(i, row)| (row, first_row + i))
                 .collect();
             hnsw.parallel_insert_slice(&all);
         }
@@ -71,6 +104,33 @@ impl Graph {
             .into_iter()
             .map(|n| (n.d_id, n.distance))
             .collect()
+    }
+
+    /// Writes the graph as `dir/basename.hnsw.graph` and
+    /// `dir/basename.hnsw.data` (hnsw_rs's format).
+    pub fn save(&self, dir: &Path, basename: &str) -> Result<()> {
+        self.hnsw
+            .file_dump(dir, basename)
+            .map(|_| ())
+            .map_err(|e| Error::io(dir.join(basename), std::io::Error::other(e.to_string())))
+    }
+
+    /// Loads a graph [`Graph::save`] wrote, or `None` if it is missing or
+    /// damaged (hnsw_rs panics on some damage: that is caught, and the
+    /// caller scans those rows instead).
+    pub fn load(dir: &Path, basename: &str) -> Option<Graph> {
+        let dir = dir.to_path_buf();
+        let basename = basename.to_string();
+        quiet_panics();
+        QUIET.with(|q| q.set(true));
+        let loaded = std::panic::catch_unwind(move || {
+            // hnsw_rs's loaded graph borrows its loader; the loader is a
+            // few paths and counters, kept for the process's life.
+            let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&dir, &basename)));
+            io.load_hnsw::<f32, ClampedDot>().ok()
+        });
+        QUIET.with(|q| q.set(false));
+        loaded.ok().flatten().map(|hnsw| Graph { hnsw })
     }
 
     /// Number of nodes.

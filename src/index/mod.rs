@@ -43,6 +43,7 @@
 
 pub mod db;
 pub mod files;
+pub mod graphs;
 pub mod hnsw;
 pub mod legacy;
 pub mod manifest;
@@ -86,6 +87,16 @@ pub struct Index {
     segment_files: Vec<std::fs::File>,
     lexical: OnceLock<Lexical>,
     graph: OnceLock<Graph>,
+    stored_graphs: OnceLock<StoredGraphs>,
+}
+
+/// The stored graphs an index's rows are tiled with (see [`graphs`]), and
+/// the first row none covers.
+pub struct StoredGraphs {
+    /// The graphs, in row order.
+    pub graphs: Vec<std::sync::Arc<Graph>>,
+    /// Rows from here on are in no loaded graph.
+    pub covered: usize,
 }
 
 impl Index {
@@ -175,6 +186,7 @@ impl Index {
             windows,
             lexical: OnceLock::new(),
             graph: OnceLock::new(),
+            stored_graphs: OnceLock::new(),
         };
         if index.size_on_disk() < FULL_CHECK_BYTES {
             index.check()?;
@@ -400,6 +412,33 @@ impl Index {
             let bytes = self.vectors.bytes();
             Graph::build(&rows::f32s(bytes), self.manifest.dimension)
         })
+    }
+
+    /// The stored graphs over this index's rows, loaded on first use (a
+    /// graph that cannot be read ends the tiling: its rows and those after
+    /// are scanned).
+    pub fn stored_graphs(&self) -> &StoredGraphs {
+        self.stored_graphs.get_or_init(|| {
+            let mut loaded = StoredGraphs {
+                graphs: Vec::new(),
+                covered: 0,
+            };
+            for tile in graphs::tiling(&self.data, self.rows()) {
+                match graphs::load(&self.data, &tile) {
+                    Some(graph) => {
+                        loaded.graphs.push(graph);
+                        loaded.covered = tile.end;
+                    }
+                    None => break,
+                }
+            }
+            loaded
+        })
+    }
+
+    /// Whether stored graphs exist for this index (without loading them).
+    pub fn has_stored_graphs(&self) -> bool {
+        !graphs::tiling(&self.data, self.rows()).is_empty()
     }
 
     /// The full check: SQLite's integrity check, every record against its

@@ -323,6 +323,20 @@ impl Update {
             }
             super::ownership::remove_stale(dir, &manifest.data_dir, previous.as_deref());
         }
+        // The stored graphs are a cache of committed rows, written after
+        // the commit: if this fails, searches scan those rows instead and
+        // the next update builds them.
+        let dimension = stamp.dimension;
+        let rows = state.rows as usize;
+        if let Ok(file) =
+            super::rows::RowFile::open(&data.join(super::rows::VECTORS), 4 * dimension, rows)
+        {
+            let vectors = |range: std::ops::Range<usize>| {
+                let bytes = &file.bytes()[range.start * 4 * dimension..range.end * 4 * dimension];
+                super::rows::f32s(bytes).into_owned()
+            };
+            let _ = super::graphs::extend(&data, dimension, rows, &vectors);
+        }
         self.report.records = state.live as usize;
         Ok(self.report)
     }

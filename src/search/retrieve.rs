@@ -157,7 +157,9 @@ pub fn prepare(index: &Index, options: &SearchOptions) -> Result<()> {
     if options.mode != Mode::Lexical {
         match resolve_strategy(index, options.strategy) {
             Strategy::Graph => {
-                index.graph();
+                if index.stored_graphs().graphs.is_empty() {
+                    index.graph();
+                }
             }
             Strategy::Quantized => index.quantized_file().will_need(),
             Strategy::Binary => index.binary_file().will_need(),
@@ -266,13 +268,30 @@ fn candidates(
                 .saturating_add(rows - index.len())
                 .saturating_mul(2)
                 .min(rows);
-            index
-                .graph()
-                .search(query, ask)
-                .into_iter()
-                .filter(|&(row, _)| row < rows && keep(row))
-                .map(|(row, _)| Hit::new(row, exact(row)))
-                .collect()
+            let stored = index.stored_graphs();
+            let from_graph = |graph: &crate::index::hnsw::Graph| -> Vec<Hit> {
+                graph
+                    .search(query, ask.min(graph.len()))
+                    .into_iter()
+                    .filter(|&(row, _)| row < rows && keep(row))
+                    .map(|(row, _)| Hit::new(row, exact(row)))
+                    .collect()
+            };
+            if stored.graphs.is_empty() {
+                from_graph(index.graph())
+            } else {
+                // Each stored graph's best, and the rows past them scanned.
+                let mut hits: Vec<Hit> = stored.graphs.iter().flat_map(|g| from_graph(g)).collect();
+                let covered = stored.covered;
+                let tail = top_k(
+                    rows - covered,
+                    wanted,
+                    |i| dot(&index.mapped_vector(covered + i), query),
+                    |i| keep(covered + i),
+                );
+                hits.extend(tail.into_iter().map(|h| Hit::new(covered + h.row, h.score)));
+                hits
+            }
         }
         Strategy::Binary => {
             let bits = rows::binarize(query);

@@ -95,9 +95,26 @@ impl Searcher {
 
     /// Makes this searcher follow the writer: each answer comes from the
     /// newest committed state (looked for at most every [`FOLLOW_EVERY`]).
+    /// A following searcher is long-lived, so it also uses the stored
+    /// HNSW graphs where `auto` would scan (a one-shot process would spend
+    /// more loading them than the scan costs); they are loaded here.
     pub fn follow(mut self) -> Self {
         self.follow = true;
+        self.index().stored_graphs();
         self
+    }
+
+    /// `options` as this searcher answers them on `index`: `auto` walks the
+    /// stored graphs when following and the index has them.
+    fn resolve(&self, index: &Index, options: &SearchOptions) -> SearchOptions {
+        let mut options = *options;
+        if self.follow
+            && options.strategy == super::Strategy::Auto
+            && !index.stored_graphs().graphs.is_empty()
+        {
+            options.strategy = super::Strategy::Graph;
+        }
+        options
     }
 
     /// The index folder.
@@ -136,6 +153,9 @@ impl Searcher {
         }
         match Index::open(&self.dir) {
             Ok(index) => {
+                // Graphs loaded by the previous state are shared, so this
+                // loads only those a new commit wrote.
+                index.stored_graphs();
                 current.stamp = stamp(&self.dir, &index);
                 current.index = Arc::new(index);
                 true
@@ -199,7 +219,8 @@ impl Searcher {
         if like.is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let hits = retrieve::similar_to_set(&index, &like, &unlike, options)?;
+        let options = self.resolve(&index, options);
+        let hits = retrieve::similar_to_set(&index, &like, &unlike, &options)?;
         let found = hits
             .into_iter()
             .map(|hit| {

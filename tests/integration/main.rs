@@ -3,6 +3,7 @@
 
 mod encoder;
 mod errors;
+mod graphs;
 mod handoff;
 mod indexing;
 mod inputs;

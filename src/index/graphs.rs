@@ -1,0 +1,219 @@
+//! Stored HNSW graphs: the fast path of a long-lived searcher at scale.
+//!
+//! From [`GRAPH_FROM`] rows on ([`graph_from`]), each update builds a graph over the rows it
+//! appended (O(new)) and stores it beside the vectors as
+//! `graph-START-END.hnsw.{graph,data}` (rows `START..END`), then merges the
+//! newest graphs like a binary counter (two graphs of similar size become
+//! one), so an index holds O(log n) graphs and each row is rebuilt
+//! O(log n) times in all. A graph is a cache of committed vectors, written
+//! after the commit: a run killed while writing one leaves rows that the
+//! search scans exactly instead, and the next update builds it.
+//!
+//! A reader tiles its rows with the stored graphs (the longest graph from
+//! row 0, then from where it ends, within its committed rows) and scans the
+//! rest exactly. Loaded graphs are shared by every [`Index`](super::Index)
+//! of the process that uses the same file, so a searcher that follows the
+//! writer loads only the new ones.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use super::hnsw::Graph;
+use crate::error::Result;
+
+/// Indexes with this many rows or more get stored graphs.
+pub const GRAPH_FROM: usize = 50_000;
+
+/// [`GRAPH_FROM`], unless the environment's `PAPERS_GRAPH_FROM` sets
+/// another row count (for tests and benchmarks).
+pub fn graph_from() -> usize {
+    std::env::var("PAPERS_GRAPH_FROM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GRAPH_FROM)
+}
+
+/// A stored graph's place: rows `start..end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// First row.
+    pub start: usize,
+    /// One past the last row.
+    pub end: usize,
+}
+
+impl Tile {
+    /// The files' common name, without `.hnsw.graph` / `.hnsw.data`.
+    pub fn basename(&self) -> String {
+        format!("graph-{:010}-{:010}", self.start, self.end)
+    }
+
+    fn parse(file: &str) -> Option<Tile> {
+        let rest = file.strip_prefix("graph-")?.strip_suffix(".hnsw.graph")?;
+        let (start, end) = rest.split_once('-')?;
+        let (start, end) = (start.parse().ok()?, end.parse().ok()?);
+        (start < end).then_some(Tile { start, end })
+    }
+}
+
+/// Every complete stored graph in `data` (both files present).
+fn stored(data: &Path) -> Vec<Tile> {
+    let Ok(entries) = std::fs::read_dir(data) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| Tile::parse(&e.file_name().to_string_lossy()))
+        .filter(|t| data.join(format!("{}.hnsw.data", t.basename())).is_file())
+        .collect()
+}
+
+/// The stored graphs that tile rows `0..` as far as they reach within
+/// `rows`: from each start, the longest.
+pub fn tiling(data: &Path, rows: usize) -> Vec<Tile> {
+    let all = stored(data);
+    let mut tiles = Vec::new();
+    let mut covered = 0;
+    while let Some(next) = all
+        .iter()
+        .filter(|t| t.start == covered && t.end <= rows)
+        .max_by_key(|t| t.end)
+    {
+        covered = next.end;
+        tiles.push(next.clone());
+    }
+    tiles
+}
+
+/// The graph of `tile` in `data`, loaded once per process while in use;
+/// `None` when it cannot be read (those rows are scanned instead).
+pub fn load(data: &Path, tile: &Tile) -> Option<Arc<Graph>> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Weak<Graph>>>> = OnceLock::new();
+    let key = data.join(tile.basename());
+    let cache = LOADED.get_or_init(Default::default);
+    if let Some(graph) = lock(cache).get(&key).and_then(Weak::upgrade) {
+        return Some(graph);
+    }
+    let graph = Graph::load(data, &tile.basename())?;
+    if graph.len() != tile.end - tile.start {
+        return None;
+    }
+    let graph = Arc::new(graph);
+    let mut cache = lock(cache);
+    cache.retain(|_, g| g.strong_count() > 0);
+    cache.insert(key, Arc::downgrade(&graph));
+    Some(graph)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// After a commit of `rows` rows: builds the graph of the rows no stored
+/// graph covers, merges the newest graphs of similar size, and removes the
+/// graphs the tiling no longer uses. `vectors(range)` gives the f32 rows.
+pub fn extend(
+    data: &Path,
+    dimension: usize,
+    rows: usize,
+    vectors: &dyn Fn(std::ops::Range<usize>) -> Vec<f32>,
+) -> Result<()> {
+    if rows < graph_from() {
+        return Ok(());
+    }
+    let mut tiles = tiling(data, rows);
+    let covered = tiles.last().map_or(0, |t| t.end);
+    if covered < rows {
+        let tile = Tile {
+            start: covered,
+            end: rows,
+        };
+        write(data, &tile, dimension, vectors)?;
+        tiles.push(tile);
+    }
+    // Like a binary counter: a graph no more than twice the size of the
+    // one after it is merged with it.
+    while let [.., a, b] = tiles.as_slice() {
+        if a.end - a.start > 2 * (b.end - b.start) {
+            break;
+        }
+        let merged = Tile {
+            start: a.start,
+            end: b.end,
+        };
+        write(data, &merged, dimension, vectors)?;
+        tiles.truncate(tiles.len() - 2);
+        tiles.push(merged);
+    }
+    // Graphs outside the tiling: merged away, or left by a killed run.
+    // A reader that loaded one keeps it in memory; one that had not yet
+    // scans those rows.
+    for old in stored(data) {
+        if !tiles.contains(&old) {
+            for ext in ["graph", "data"] {
+                let _ = std::fs::remove_file(data.join(format!("{}.hnsw.{ext}", old.basename())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds and stores the graph of `tile`: written in a folder of its own,
+/// then moved in, the data file before the graph file that names it.
+fn write(
+    data: &Path,
+    tile: &Tile,
+    dimension: usize,
+    vectors: &dyn Fn(std::ops::Range<usize>) -> Vec<f32>,
+) -> Result<()> {
+    let graph = Graph::build_from(&vectors(tile.start..tile.end), dimension, tile.start);
+    let scratch = data.join(format!("graph-tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir(&scratch).map_err(|e| crate::Error::io(&scratch, e))?;
+    let name = tile.basename();
+    let moved = graph.save(&scratch, &name).and_then(|()| {
+        for ext in ["data", "graph"] {
+            let file = format!("{name}.hnsw.{ext}");
+            super::files::sync_file(&scratch.join(&file))?;
+            std::fs::rename(scratch.join(&file), data.join(&file))
+                .map_err(|e| crate::Error::io(data.join(&file), e))?;
+        }
+        super::files::sync_dir(data)
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    moved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_take_the_longest_graph_from_each_start() {
+        let dir = tempfile::tempdir().unwrap();
+        for (a, b) in [(0, 100), (0, 300), (300, 350), (350, 400), (300, 500)] {
+            let t = Tile { start: a, end: b };
+            for ext in ["graph", "data"] {
+                std::fs::write(dir.path().join(format!("{}.hnsw.{ext}", t.basename())), "")
+                    .unwrap();
+            }
+        }
+        let ends =
+            |rows| -> Vec<usize> { tiling(dir.path(), rows).iter().map(|t| t.end).collect() };
+        assert_eq!(ends(1000), [300, 500]);
+        assert_eq!(
+            ends(450),
+            [300, 350, 400],
+            "a reader's rows bound the tiles"
+        );
+        assert_eq!(ends(50), Vec::<usize>::new());
+        assert_eq!(
+            Tile::parse("graph-0000000300-0000000350.hnsw.graph")
+                .unwrap()
+                .end,
+            350
+        );
+        assert_eq!(Tile::parse("graph-5-5.hnsw.graph"), None);
+    }
+}
