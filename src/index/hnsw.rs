@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use hnsw_rs::api::AnnT;
-use hnsw_rs::hnswio::HnswIo;
+use hnsw_rs::hnswio::{HnswIo, ReloadOptions};
 use hnsw_rs::prelude::{Distance, Hnsw};
 
 use crate::error::{Error, Result};
@@ -126,7 +126,11 @@ impl Graph {
         let loaded = std::panic::catch_unwind(move || {
             // hnsw_rs's loaded graph borrows its loader; the loader is a
             // few paths and counters, kept for the process's life.
-            let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&dir, &basename)));
+            // The vectors stay in the mapped data file (pages the OS can
+            // drop), not a second copy on the heap.
+            let options = ReloadOptions::new(true);
+            let io: &'static mut HnswIo =
+                Box::leak(Box::new(HnswIo::new_with_options(&dir, &basename, options)));
             io.load_hnsw::<f32, ClampedDot>().ok()
         });
         QUIET.with(|q| q.set(false));
