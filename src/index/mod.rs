@@ -22,6 +22,9 @@
 //!     windows.f32      vectors of the text of long records past the model's
 //!                      truncation point: (u32 row, f32 × dimension), appended
 //!     lex-*.seg        BM25 segments over runs of rows (see `segment`)
+//!     graph-START-END.hnsw.{graph,data}
+//!                      from 50,000 rows: HNSW graphs over runs of rows,
+//!                      written after the commit, a cache (see `graphs`)
 //! ```
 //!
 //! A record's row is its place in the vector files, in the order records
