@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::serve::Server;
+use crate::serve::{ids, Server};
 use crate::util::{papers, run};
 
 /// Seeded unit vectors around 20 centres, as abstracts cluster by topic.
@@ -69,14 +69,6 @@ fn graph_files(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn ids(hits: &Value) -> Vec<String> {
-    hits.as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

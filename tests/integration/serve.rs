@@ -93,7 +93,8 @@ fn cli_array(index: &Path, args: &[&str]) -> Value {
     )
 }
 
-fn ids(hits: &Value) -> Vec<String> {
+/// The `id` of every hit of a JSON array, in order.
+pub fn ids(hits: &Value) -> Vec<String> {
     hits.as_array()
         .unwrap()
         .iter()
