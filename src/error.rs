@@ -217,6 +217,21 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// No tag has this name.
+    #[error("no tag `{tag}` {}", if known.is_empty() {
+        "(there are no tags yet: `papers tag NAME ID...` starts one)".to_string()
+    } else {
+        format!("(tags: {})", known.join(", "))
+    })]
+    UnknownTag {
+        /// The name as given.
+        tag: String,
+        /// The tags there are.
+        known: Vec<String>,
+    },
+    /// A feed could not be made (nothing new, no usable tag).
+    #[error("{0}")]
+    Feed(String),
     /// The MCP connection failed (not a tool's error: those are answers).
     #[error("MCP: {0}")]
     Mcp(String),

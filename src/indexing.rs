@@ -158,6 +158,10 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         }
     };
     if update.is_noop() {
+        // Still a run: the feed's "what the last run added" is nothing.
+        if let Some(index) = &existing {
+            crate::index::db::Db::open(index.data_dir(), true)?.record_empty_run(index.rows())?;
+        }
         let mut report = update.report().clone();
         report.records = existing.as_ref().map_or(0, Index::len);
         return Ok(report);
@@ -314,7 +318,7 @@ pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
 
 /// Takes the writer lock of an index that must already exist: no folder
 /// or lock file is made for a command that only changes an index.
-fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
+pub(crate) fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
     match crate::index::ownership::survey(dir)? {
         Folder::Index => lock(dir, observer),
         Folder::Fresh => Err(Error::IndexMissing {

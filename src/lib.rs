@@ -46,6 +46,7 @@ pub mod corpus;
 pub mod embed;
 pub mod error;
 pub mod evidence;
+pub mod feed;
 pub mod index;
 pub mod indexing;
 pub mod lexical;

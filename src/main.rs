@@ -17,7 +17,7 @@ fn main() -> ExitCode {
             eprintln!("papers: {err:#}");
             let cause = err.chain().find_map(|c| c.downcast_ref::<papers::Error>());
             ExitCode::from(match cause {
-                Some(papers::Error::EmptyQuery) => 2,
+                Some(papers::Error::EmptyQuery | papers::Error::InvalidArgument { .. }) => 2,
                 // The shell's convention for a run stopped by SIGINT.
                 Some(e) if e.is_interrupt() => 130,
                 _ => 1,

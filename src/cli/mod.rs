@@ -1,6 +1,7 @@
 //! The command line: clap types, turned at once into library calls. Flags
 //! are parsed here and nowhere else.
 
+mod feed;
 mod index;
 mod model;
 mod query;
@@ -61,6 +62,14 @@ enum Command {
     Dupes(query::DupesArgs),
     /// Drop papers from the index
     Remove(query::RemoveArgs),
+    /// Mark papers as liked in a tag (a reading profile), or --not interested
+    Tag(feed::TagArgs),
+    /// Take papers out of a tag
+    Untag(feed::UntagArgs),
+    /// List the tags, with how many papers each holds
+    Tags,
+    /// Rank the new papers (by default those the last `papers index` added) by your tags
+    Feed(feed::FeedArgs),
     /// Check every file of the index for damage (reads all of it)
     Check,
     /// Convert an index of an older format in place (nothing is embedded again)
@@ -276,6 +285,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Info => query::info(&ctx),
         Command::Dupes(args) => query::dupes(&ctx, args),
         Command::Remove(args) => index::remove(&ctx, &args.ids),
+        Command::Tag(args) => feed::tag(&ctx, args),
+        Command::Untag(args) => feed::untag(&ctx, args),
+        Command::Tags => feed::tags(&ctx),
+        Command::Feed(args) => feed::feed(&ctx, args),
         Command::Check => query::check(&ctx),
         Command::Upgrade => index::upgrade(&ctx),
         Command::Embed(args) => model::embed(&ctx, args),

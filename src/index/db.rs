@@ -46,6 +46,26 @@ CREATE TABLE dead (row INTEGER PRIMARY KEY);
 CREATE TABLE files (file TEXT PRIMARY KEY, records INTEGER NOT NULL);
 ";
 
+/// Tables added after format 3 was first written: created by every
+/// writer that opens a database without them (readers treat a missing
+/// one as empty). `tags` are the reader's profiles (see [`super::tags`]),
+/// `runs` what each `papers index` run added (see [`super::runs`]).
+pub(super) const LATER_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS tags (
+    tag TEXT NOT NULL,
+    id TEXT NOT NULL,
+    liked INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (tag, id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    first_row INTEGER NOT NULL,
+    rows INTEGER NOT NULL
+);
+";
+
 /// One lexical segment file and the rows it covers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SegmentEntry {
@@ -100,14 +120,14 @@ pub struct State {
 /// An open records store.
 pub struct Db {
     path: PathBuf,
-    conn: Connection,
+    pub(super) conn: Connection,
 }
 
 /// A database error as what is true: damage is damage, but a full disk,
 /// a lock held by another process, a read-only mount or a missing
 /// permission are said as such, with advice that fits (the index itself
 /// is intact in each of them).
-fn sql(path: &Path, e: rusqlite::Error) -> Error {
+pub(super) fn sql(path: &Path, e: rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     let storage = |problem: &str| Error::Storage {
         path: path.to_path_buf(),
@@ -172,6 +192,7 @@ impl Db {
         let db = Db { path, conn };
         if write {
             db.wal()?;
+            db.conn.execute_batch(LATER_TABLES).map_err(|e| db.err(e))?;
         } else if db.read_only() {
             return Db::open_immutable(dir);
         } else {
@@ -242,6 +263,7 @@ impl Db {
     pub fn create(path: &Path) -> Result<Db> {
         let conn = Connection::open(path).map_err(|e| sql(path, e))?;
         conn.execute_batch(SCHEMA).map_err(|e| sql(path, e))?;
+        conn.execute_batch(LATER_TABLES).map_err(|e| sql(path, e))?;
         let db = Db {
             path: path.to_path_buf(),
             conn,
@@ -261,8 +283,17 @@ impl Db {
         &self.path
     }
 
-    fn err(&self, e: rusqlite::Error) -> Error {
+    pub(super) fn err(&self, e: rusqlite::Error) -> Error {
         sql(&self.path, e)
+    }
+
+    /// Whether the database has `table` (one of [`LATER_TABLES`] may be
+    /// missing from a database no writer has opened since).
+    pub(super) fn has_table(&self, table: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")
+            .and_then(|mut s| s.exists([table]))
+            .map_err(|e| self.err(e))
     }
 
     /// The committed state.
@@ -442,12 +473,12 @@ fn files_of(paper: &Paper) -> BTreeSet<&str> {
 /// rolls everything back.
 pub struct Writer<'a> {
     path: PathBuf,
-    tx: rusqlite::Transaction<'a>,
+    pub(super) tx: rusqlite::Transaction<'a>,
     files: BTreeMap<String, i64>,
 }
 
 impl Writer<'_> {
-    fn err(&self, e: rusqlite::Error) -> Error {
+    pub(super) fn err(&self, e: rusqlite::Error) -> Error {
         sql(&self.path, e)
     }
 

@@ -52,7 +52,9 @@ pub mod legacy;
 pub mod manifest;
 pub mod ownership;
 pub mod rows;
+pub mod runs;
 pub mod segment;
+pub mod tags;
 pub mod update;
 
 use std::collections::{BTreeSet, HashSet};
@@ -289,6 +291,27 @@ impl Index {
     /// Calls `f` with every live record and its row, in id order.
     pub fn for_each_paper(&self, f: impl FnMut(usize, Paper) -> Result<()>) -> Result<()> {
         self.db().for_each(true, f)
+    }
+
+    /// The entries of `tag` (of every tag when `None`), as of this state.
+    pub fn tag_entries(&self, tag: Option<&str>) -> Result<Vec<tags::TagEntry>> {
+        self.db().tag_entries(tag)
+    }
+
+    /// The `papers index` runs that committed at or after `at` (Unix
+    /// seconds), oldest first.
+    pub fn runs_since(&self, at: u64) -> Result<Vec<runs::Run>> {
+        self.db().runs_since(at)
+    }
+
+    /// Live rows of records published within `since..=until` (`YYYYMMDD`).
+    pub fn rows_dated(&self, since: u32, until: u32) -> Result<std::collections::HashSet<usize>> {
+        self.db().rows_dated(since, until)
+    }
+
+    /// The last `papers index` run, if one was recorded.
+    pub fn last_run(&self) -> Result<Option<runs::Run>> {
+        self.db().last_run()
     }
 
     /// Records seen in each input file, for `info`.

@@ -120,6 +120,9 @@ pub struct Update {
     dropped: BTreeMap<usize, Paper>,
     /// The index updated, unless this writes a new one.
     base: Option<Base>,
+    /// Whether this is a `papers index` run, recorded as one (see
+    /// [`super::runs`]); `remove` and `upgrade` are not.
+    run: bool,
     report: UpdateReport,
 }
 
@@ -135,6 +138,7 @@ impl Update {
     /// in the size of the corpus, not of the index.
     pub fn new(existing: Option<&Index>, corpus: &Corpus) -> Result<Update> {
         let mut update = Update::from_existing(existing);
+        update.run = true;
         update.report = UpdateReport {
             files: corpus.files.len(),
             skipped: corpus.skipped.len(),
@@ -222,6 +226,7 @@ impl Update {
                 data: index.data_dir().to_path_buf(),
                 state: index.state().clone(),
             }),
+            run: false,
             report: UpdateReport::default(),
         }
     }
@@ -301,9 +306,18 @@ impl Update {
             stamp.dimension,
             state,
             &new,
-            &self.changed,
-            &self.dropped,
+            (&self.changed, &self.dropped),
+            self.run,
         );
+        let appended = match (appended, &fresh) {
+            // A rebuild keeps the reader's tags: copied into the new
+            // database before the manifest names it.
+            (Ok(state), Some(_)) => match previous_data_dir(dir) {
+                Some(previous) => copy_tags(&dir.join(previous), &data).map(|()| state),
+                None => Ok(state),
+            },
+            (other, _) => other,
+        };
         let state = match (appended, &fresh) {
             (Ok(state), _) => state,
             (Err(e), Some(_)) => {
@@ -340,6 +354,15 @@ impl Update {
         self.report.records = state.live as usize;
         Ok(self.report)
     }
+}
+
+/// Copies the tags of the database in `from` into the one in `to`; a
+/// previous folder without a readable database has none to copy.
+fn copy_tags(from: &Path, to: &Path) -> Result<()> {
+    let Ok(old) = Db::open(from, false) else {
+        return Ok(());
+    };
+    Db::open(to, true)?.copy_tags(&old)
 }
 
 /// The data folder the manifest in `dir` names now, if papers wrote it.
@@ -414,8 +437,8 @@ fn append(
     dimension: usize,
     mut state: State,
     new: &[NewRecord],
-    changed: &BTreeMap<usize, (Paper, Paper)>,
-    dropped: &BTreeMap<usize, Paper>,
+    (changed, dropped): (&BTreeMap<usize, (Paper, Paper)>, &BTreeMap<usize, Paper>),
+    run: bool,
 ) -> Result<State> {
     let first = state.rows;
     // 1. The rows, past the committed ones (cutting any torn tail).
@@ -510,6 +533,9 @@ fn append(
     }
     for (i, (paper, _, _)) in new.iter().enumerate() {
         tx.insert(first as usize + i, paper)?;
+    }
+    if run {
+        tx.record_run(first as usize, new.len())?;
     }
     state.rows = first + new.len() as u64;
     state.live = state.live + new.len() as u64 - dropped.len() as u64;

@@ -8,15 +8,15 @@ use super::Annotations;
 use crate::paper::{headline, Paper};
 use crate::search::{Found, Hit, Info, Pair, Results};
 
-const BOLD: &str = "\x1b[1m";
-const DIM: &str = "\x1b[2m";
-const YELLOW: &str = "\x1b[33m";
-const GREEN: &str = "\x1b[32m";
+pub(super) const BOLD: &str = "\x1b[1m";
+pub(super) const DIM: &str = "\x1b[2m";
+pub(super) const YELLOW: &str = "\x1b[33m";
+pub(super) const GREEN: &str = "\x1b[32m";
 const UNDERLINE: &str = "\x1b[4m";
 const RESET: &str = "\x1b[0m";
 
 /// Wraps `text` in an ANSI style when colour is on.
-fn paint(text: &str, style: &str, color: bool) -> String {
+pub(super) fn paint(text: &str, style: &str, color: bool) -> String {
     if color {
         format!("{style}{text}{RESET}")
     } else {

@@ -3,6 +3,8 @@
 //! are the JSON contract). Messages and progress go to stderr and are the
 //! binary's business.
 
+pub mod digest;
+pub mod feed;
 pub mod human;
 pub mod json;
 
@@ -117,6 +119,21 @@ impl<W: Write> Printer<W> {
         if self.format == Format::Json {
             json::report(&mut self.out, report, index_dir)?;
         }
+        self.out.flush()
+    }
+
+    /// A ranked feed.
+    pub fn feed(&mut self, feed: &crate::feed::Feed) -> io::Result<()> {
+        match self.format {
+            Format::Human { color, width } => self::feed::table(&mut self.out, feed, color, width),
+            Format::Json => self::feed::lines(&mut self.out, feed),
+        }?;
+        self.out.flush()
+    }
+
+    /// Tags and their counts.
+    pub fn tags(&mut self, tags: &[crate::feed::TagSummary]) -> io::Result<()> {
+        self::feed::tags(&mut self.out, tags, self.format == Format::Json)?;
         self.out.flush()
     }
 

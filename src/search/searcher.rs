@@ -277,6 +277,16 @@ impl Searcher {
             .collect()
     }
 
+    /// The new papers ranked by the reader's tags (`papers feed`).
+    pub fn feed(&self, request: &crate::feed::FeedRequest) -> Result<crate::feed::Feed> {
+        crate::feed::feed(&self.index(), request)
+    }
+
+    /// Every tag with its counts (`papers tags`).
+    pub fn tags(&self) -> Result<Vec<crate::feed::TagSummary>> {
+        crate::feed::summaries(&self.index())
+    }
+
     /// The full check of the state in use (`papers check`).
     pub fn check(&self) -> Result<usize> {
         let index = self.index();

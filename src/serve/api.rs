@@ -12,9 +12,9 @@ use axum::routing::get;
 use axum::Router;
 use tokio::sync::Semaphore;
 
-use super::page;
 use super::params::{BadParam, Params, MAX_K};
 use super::Limits;
+use super::{feeds, page};
 use crate::error::Error;
 use crate::output::json;
 use crate::search::{self, Query, Searcher};
@@ -38,8 +38,17 @@ impl App {
 
     /// Runs `work` on a blocking thread once a turn is free, within the
     /// time limit, and answers its JSON text with 200.
-    async fn answer(
+    pub(super) async fn answer(
         &self,
+        work: impl FnOnce(&Searcher) -> Result<String, Failure> + Send + 'static,
+    ) -> Response {
+        self.answer_as("application/json", work).await
+    }
+
+    /// [`App::answer`] for a body of another content type.
+    pub(super) async fn answer_as(
+        &self,
+        content_type: &'static str,
         work: impl FnOnce(&Searcher) -> Result<String, Failure> + Send + 'static,
     ) -> Response {
         let started = Instant::now();
@@ -58,9 +67,7 @@ impl App {
         });
         let left = deadline.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, task).await {
-            Ok(Ok(Ok(body))) => {
-                ([(header::CONTENT_TYPE, "application/json")], body).into_response()
-            }
+            Ok(Ok(Ok(body))) => ([(header::CONTENT_TYPE, content_type)], body).into_response(),
             Ok(Ok(Err(failure))) => failure.into_response(),
             Ok(Err(_)) => {
                 Failure::Library(Error::Embed("the request's thread failed".into())).into_response()
@@ -96,6 +103,13 @@ impl From<Error> for Failure {
     }
 }
 
+impl Failure {
+    /// The response, outside a handler's `answer`.
+    pub(super) fn into_response_now(self) -> Response {
+        self.into_response()
+    }
+}
+
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let (status, message, parameter) = match self {
@@ -113,18 +127,24 @@ impl IntoResponse for Failure {
             ),
             Failure::Library(e) => {
                 let status = match &e {
-                    Error::UnknownId { .. } => StatusCode::NOT_FOUND,
+                    Error::UnknownId { .. } | Error::UnknownTag { .. } | Error::Feed(_) => {
+                        StatusCode::NOT_FOUND
+                    }
                     Error::AmbiguousId { .. }
                     | Error::InvalidId { .. }
+                    | Error::InvalidArgument { .. }
                     | Error::EmptyQuery
                     | Error::TooLarge { .. } => StatusCode::BAD_REQUEST,
                     _ => StatusCode::INTERNAL_SERVER_ERROR,
                 };
-                let parameter = matches!(
-                    e,
-                    Error::UnknownId { .. } | Error::AmbiguousId { .. } | Error::InvalidId { .. }
-                )
-                .then(|| "id".to_string());
+                let parameter = match &e {
+                    Error::UnknownId { .. }
+                    | Error::AmbiguousId { .. }
+                    | Error::InvalidId { .. } => Some("id".to_string()),
+                    Error::UnknownTag { .. } => Some("tag".to_string()),
+                    Error::InvalidArgument { name, .. } => Some(name.clone()),
+                    _ => None,
+                };
                 (status, e.to_string(), parameter)
             }
         };
@@ -148,6 +168,9 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/list", get(list))
         .route("/api/info", get(info))
         .route("/api/dupes", get(dupes))
+        .route("/api/feed", get(feeds::api))
+        .route("/api/tags", get(feeds::tags))
+        .route("/feed", get(feeds::document))
         .fallback(not_found)
         .with_state(app)
 }

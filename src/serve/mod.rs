@@ -23,6 +23,7 @@
 //! those threads. The server only reads the index.
 
 mod api;
+mod feeds;
 mod page;
 pub mod params;
 

@@ -23,7 +23,8 @@ pub struct BadParam {
 }
 
 impl BadParam {
-    fn new(parameter: &str, message: impl Into<String>) -> BadParam {
+    /// A complaint about `parameter`.
+    pub fn new(parameter: &str, message: impl Into<String>) -> BadParam {
         BadParam {
             parameter: parameter.to_string(),
             message: message.into(),
@@ -130,7 +131,7 @@ impl Params {
     }
 
     /// A `YYYY-MM-DD` date that is a real day, if given.
-    fn date(&self, name: &str) -> Result<Option<u32>, BadParam> {
+    pub fn date(&self, name: &str) -> Result<Option<u32>, BadParam> {
         let Some(text) = self.one(name)? else {
             return Ok(None);
         };

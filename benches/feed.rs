@@ -1,0 +1,307 @@
+//! The feed's rankers on real data: `cargo bench --bench feed [-- all]`.
+//!
+//! From `arxiv/arxiv-74k.jsonl.gz` (under `PAPERS_BENCH`, else
+//! `../shared/bench`), where categories are the authors' own:
+//! - an interest is an arXiv category; its profile is 20 liked papers
+//!   carrying it and 20 disliked papers without it, drawn with a fixed seed
+//!   from ids 2603-2604;
+//! - a day is 300 consecutive papers (by id) from 2605 on; ten days spread
+//!   evenly over that range; relevant = carries the category;
+//! - the collection (the index papers sees) is the profile papers, a fixed
+//!   sample of 2,000 more from 2603-2604 and the ten days; its records carry
+//!   no categories (they are the labels). Weak negatives are sampled from
+//!   it as `papers feed` samples them.
+//!
+//! The records are indexed through `indexing::index` (the path `papers
+//! index` takes) into `target/bench-feed/index`, kept between runs. Prints
+//! MAP over each day's ranking, nDCG@10 and P@10, averaged over the
+//! (category, day) pairs with a relevant paper, for every ranker, on the
+//! ten tuning categories and (with `all`, or `held-out`) on categories
+//! nobody tuned on.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use papers::embed::{DeviceChoice, ModelChoice};
+use papers::feed::{Examples, Ranker, Trained};
+use papers::index::Index;
+use papers::indexing::{self, IndexRequest, Quiet};
+
+type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+const TUNED: [&str; 10] = [
+    "cs.CE", "cs.MM", "eess.SP", "cs.SE", "eess.IV", "stat.ML", "eess.AS", "eess.SY", "cs.LO",
+    "cs.DB",
+];
+/// Categories nobody tuned on: every other one with enough papers on
+/// both sides (at least 20 in 2603-2604 and one per day on average).
+const HELD_OUT_MIN_POOL: usize = 20;
+const LIKED: usize = 20;
+const DISLIKED: usize = 20;
+const DAY: usize = 300;
+const DAYS: usize = 10;
+const SAMPLE: usize = 2000;
+const SEED: u64 = 20260604;
+
+struct Paper {
+    id: String,
+    categories: Vec<String>,
+    line: serde_json::Value,
+}
+
+/// splitmix64: a fixed-seed generator for the draws.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// `k` distinct items of `from`, in draw order.
+    fn sample<'a, T>(&mut self, from: &[&'a T], k: usize) -> Vec<&'a T> {
+        let mut pool: Vec<&T> = from.to_vec();
+        let k = k.min(pool.len());
+        for i in 0..k {
+            let j = i + (self.next() % (pool.len() - i) as u64) as usize;
+            pool.swap(i, j);
+        }
+        pool.truncate(k);
+        pool
+    }
+}
+
+fn main() -> BoxResult<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let held_out = args.iter().any(|a| a == "all" || a == "held-out");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let bench = std::env::var_os("PAPERS_BENCH")
+        .map_or_else(|| root.join("../shared/bench"), PathBuf::from);
+    let source = bench.join("arxiv/arxiv-74k.jsonl.gz");
+    if !source.is_file() {
+        return Err(format!("{}: not found (set PAPERS_BENCH)", source.display()).into());
+    }
+    let work = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("bench-feed");
+    std::fs::create_dir_all(&work)?;
+
+    let mut all = Vec::new();
+    let reader =
+        std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(&source)?));
+    for line in reader.lines() {
+        let mut line: serde_json::Value = serde_json::from_str(&line?)?;
+        let id = line["id"].as_str().unwrap_or_default().to_string();
+        let categories = line["categories"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The labels stay here: the records papers sees carry none.
+        if let Some(o) = line.as_object_mut() {
+            o.remove("categories");
+        }
+        all.push(Paper {
+            id,
+            categories,
+            line,
+        });
+    }
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    let pool: Vec<&Paper> = all
+        .iter()
+        .filter(|p| p.id.starts_with("2603") || p.id.starts_with("2604"))
+        .collect();
+    let later: Vec<&Paper> = all.iter().filter(|p| p.id.as_str() >= "2605").collect();
+    let days: Vec<Vec<&Paper>> = (0..DAYS)
+        .map(|d| {
+            let start = d * (later.len() - DAY) / (DAYS - 1);
+            later[start..start + DAY].to_vec()
+        })
+        .collect();
+
+    let has = |p: &Paper, c: &str| p.categories.iter().any(|x| x == c);
+    let mut categories: Vec<(&str, bool)> = TUNED.iter().map(|c| (*c, true)).collect();
+    if held_out {
+        let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for p in &pool {
+            for c in &p.categories {
+                counts.entry(c).or_default().0 += 1;
+            }
+        }
+        for day in &days {
+            for p in day {
+                for c in &p.categories {
+                    counts.entry(c).or_default().1 += 1;
+                }
+            }
+        }
+        for (c, (in_pool, in_days)) in counts {
+            if !TUNED.contains(&c) && in_pool >= HELD_OUT_MIN_POOL && in_days >= DAYS {
+                categories.push((c, false));
+            }
+        }
+    }
+    let mut rng = Rng(SEED);
+    let mut profiles = Vec::new();
+    for (c, tuned) in &categories {
+        let with: Vec<&Paper> = pool.iter().copied().filter(|p| has(p, c)).collect();
+        let without: Vec<&Paper> = pool.iter().copied().filter(|p| !has(p, c)).collect();
+        let liked = rng.sample(&with, LIKED);
+        let disliked = rng.sample(&without, DISLIKED);
+        profiles.push((*c, *tuned, liked, disliked));
+    }
+    let sample = Rng(SEED ^ 1).sample(&pool, SAMPLE);
+
+    // The collection, indexed as `papers index` would.
+    let mut chosen: BTreeMap<&str, &Paper> = BTreeMap::new();
+    for p in sample.iter().chain(days.iter().flatten()) {
+        chosen.insert(&p.id, p);
+    }
+    for (_, _, liked, disliked) in &profiles {
+        for p in liked.iter().chain(disliked) {
+            chosen.insert(&p.id, p);
+        }
+    }
+    let input = work.join("collection.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&input)?);
+    for p in chosen.values() {
+        writeln!(out, "{}", p.line)?;
+    }
+    out.flush()?;
+    drop(out);
+    let started = Instant::now();
+    let request = IndexRequest {
+        paths: vec![input],
+        model: ModelChoice {
+            device: DeviceChoice::Cpu,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dir = work.join("index");
+    let report = indexing::index(&dir, &request, &Quiet)?;
+    eprintln!(
+        "collection: {} records ({} embedded now) in {:.1} s",
+        report.records,
+        report.added,
+        started.elapsed().as_secs_f64()
+    );
+    let index = Index::open(&dir)?;
+    let mut vectors: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
+    for id in chosen.keys() {
+        let row = index
+            .resolve_arxiv(id)?
+            .ok_or_else(|| format!("{id}: not in the bench index"))?;
+        vectors.insert(id, index.vector(row));
+    }
+    let collection: Vec<&[f32]> = vectors.values().map(Vec::as_slice).collect();
+
+    // Weak negatives as `papers feed` draws them.
+    let mut scores: BTreeMap<(Ranker, bool), Vec<[f64; 3]>> = BTreeMap::new();
+    let mut train_ms = BTreeMap::<Ranker, f64>::new();
+    for (c, tuned, liked, disliked) in &profiles {
+        let liked_ids: HashSet<&str> = liked.iter().map(|p| p.id.as_str()).collect();
+        let background: Vec<&[f32]> = papers::feed::background_sample(
+            &collection
+                .iter()
+                .zip(vectors.keys())
+                .filter(|(_, id)| !liked_ids.contains(*id))
+                .map(|(v, _)| *v)
+                .collect::<Vec<_>>(),
+        );
+        let examples = Examples {
+            liked: liked
+                .iter()
+                .map(|p| vectors[p.id.as_str()].as_slice())
+                .collect(),
+            disliked: disliked
+                .iter()
+                .map(|p| vectors[p.id.as_str()].as_slice())
+                .collect(),
+            background,
+        };
+        for ranker in Ranker::ALL {
+            let t = Instant::now();
+            let trained = Trained::new(ranker, &examples);
+            *train_ms.entry(ranker).or_default() += t.elapsed().as_secs_f64() * 1000.0;
+            for day in &days {
+                let relevant: Vec<bool> = day.iter().map(|p| has(p, c)).collect();
+                if !relevant.contains(&true) {
+                    continue;
+                }
+                let day_vectors: Vec<&[f32]> = day
+                    .iter()
+                    .map(|p| vectors[p.id.as_str()].as_slice())
+                    .collect();
+                let s = trained.score(&day_vectors);
+                let mut order: Vec<usize> = (0..day.len()).collect();
+                order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(day[a].id.cmp(&day[b].id)));
+                let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();
+                scores
+                    .entry((ranker, *tuned))
+                    .or_default()
+                    .push(metrics(&ranked));
+            }
+        }
+    }
+
+    println!("| ranker | categories | pairs | MAP | nDCG@10 | P@10 | training ms/tag |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for tuned in [true, false] {
+        for ranker in Ranker::ALL {
+            let Some(rows) = scores.get(&(ranker, tuned)) else {
+                continue;
+            };
+            let n = rows.len() as f64;
+            let avg = |k: usize| rows.iter().map(|r| r[k]).sum::<f64>() / n;
+            println!(
+                "| {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.1} |",
+                ranker.name(),
+                if tuned {
+                    "the ten of the issue".to_string()
+                } else {
+                    format!("{} held out", profiles.iter().filter(|p| !p.1).count())
+                },
+                rows.len(),
+                avg(0),
+                avg(1),
+                avg(2),
+                train_ms[&ranker] / profiles.len() as f64,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Average precision over the whole ranking, nDCG@10 and P@10 (binary).
+fn metrics(ranked: &[bool]) -> [f64; 3] {
+    let total = ranked.iter().filter(|r| **r).count() as f64;
+    let (mut hits, mut ap) = (0.0, 0.0);
+    for (i, r) in ranked.iter().enumerate() {
+        if *r {
+            hits += 1.0;
+            ap += hits / (i + 1) as f64;
+        }
+    }
+    let dcg: f64 = ranked
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, r)| **r)
+        .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    let ideal: f64 = (0..(total as usize).min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    let p10 = ranked.iter().take(10).filter(|r| **r).count() as f64 / 10.0;
+    [ap / total, dcg / ideal, p10]
+}

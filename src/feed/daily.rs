@@ -1,0 +1,252 @@
+//! `papers feed`: the new papers ([`select`]) ranked by each tag's
+//! profile ([`ranker::CHOSEN`]), each hit with why: the tag, the liked
+//! paper it is closest to, and the sentence of its abstract that shares
+//! most with that paper.
+//!
+//! A paper's score is its standing among the new papers for its best tag:
+//! the chosen ranker's batch-standardised score `s`, shown as
+//! `1 / (1 + e^(-s/2))`, so 0.5 is a paper as close to the tag as the
+//! batch's average and each standard deviation above moves it up.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ranker::{background_sample, Examples, Trained, CHOSEN};
+use super::select::{select, Scope};
+use super::tags::{entry_id, known, summaries};
+use crate::error::{Error, Result};
+use crate::evidence;
+use crate::index::Index;
+use crate::lexical::Analysis;
+use crate::paper::Paper;
+use crate::search::{Found, Hit};
+
+/// What to rank, and how many to keep.
+#[derive(Clone, Debug, Default)]
+pub struct FeedRequest {
+    /// Tags whose profiles rank the papers; every tag when empty.
+    pub tags: Vec<String>,
+    /// Which papers are new.
+    pub scope: Scope,
+    /// How many hits to keep.
+    pub limit: usize,
+    /// Words or phrases every hit must contain.
+    pub must: Vec<String>,
+    /// Words or phrases no hit may contain.
+    pub exclude: Vec<String>,
+}
+
+/// Why a paper is in the feed.
+#[derive(Clone, Debug)]
+pub struct Because {
+    /// The tag whose profile ranked it highest.
+    pub tag: String,
+    /// The liked paper of that tag it is closest to.
+    pub liked: Paper,
+    /// Their cosine.
+    pub similarity: f32,
+    /// The sentence of its abstract that shares most with that paper.
+    pub evidence: String,
+}
+
+/// One ranked paper.
+#[derive(Clone, Debug)]
+pub struct FeedHit {
+    /// The paper, its row and its score.
+    pub found: Found,
+    /// Why.
+    pub because: Because,
+}
+
+/// A ranked feed.
+#[derive(Clone, Debug)]
+pub struct Feed {
+    /// Best first.
+    pub hits: Vec<FeedHit>,
+    /// What the new papers were ("the 300 records the last run added").
+    pub described: String,
+    /// How many new papers were ranked (after `must` and `exclude`).
+    pub ranked: usize,
+    /// The tags used.
+    pub tags: Vec<String>,
+    /// Tags left out, with why (only when no tag was named).
+    pub skipped: Vec<String>,
+}
+
+/// A tag ready to rank with.
+struct Profile {
+    name: String,
+    liked_rows: Vec<usize>,
+    trained: Trained,
+}
+
+/// Ranks the new papers of `index` for `request`.
+pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
+    let named = !request.tags.is_empty();
+    let names: Vec<String> = if named {
+        request.tags.clone()
+    } else {
+        let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
+        if all.is_empty() {
+            return Err(Error::UnknownTag {
+                tag: "(any)".into(),
+                known: Vec::new(),
+            });
+        }
+        all
+    };
+    let mut tagged = HashSet::new();
+    let mut wanted = Vec::new();
+    let mut skipped = Vec::new();
+    for name in &names {
+        crate::index::tags::validate_name(name)?;
+        let mut liked = Vec::new();
+        let mut disliked = Vec::new();
+        for entry in known(index, name)? {
+            if let Some(row) = index.row_of(entry_id(&entry)?)? {
+                tagged.insert(row);
+                if entry.liked {
+                    liked.push(row);
+                } else {
+                    disliked.push(row);
+                }
+            }
+        }
+        if liked.is_empty() {
+            let why = format!(
+                "tag `{name}` has no liked paper in the index ({} marked not interested): \
+                 add one with `papers tag {name} ID...`",
+                disliked.len()
+            );
+            if named {
+                return Err(Error::Feed(why));
+            }
+            skipped.push(why);
+            continue;
+        }
+        wanted.push((name.clone(), liked, disliked));
+    }
+    if wanted.is_empty() {
+        return Err(Error::Feed(skipped.join("; ")));
+    }
+
+    let selection = select(index, &request.scope)?;
+    let analysis = Analysis::CURRENT;
+    let must: Vec<HashSet<String>> = terms_of(&request.must, analysis);
+    let exclude: Vec<HashSet<String>> = terms_of(&request.exclude, analysis);
+    let mut candidates = Vec::new();
+    for &row in &selection.rows {
+        if tagged.contains(&row) {
+            continue;
+        }
+        if !must.is_empty() || !exclude.is_empty() {
+            let paper = index.paper(row)?;
+            let words: HashSet<String> = analysis.terms(&paper.embed_text()).into_iter().collect();
+            let has = |t: &HashSet<String>| t.is_subset(&words);
+            if !must.iter().all(has) || exclude.iter().any(has) {
+                continue;
+            }
+        }
+        candidates.push(row);
+    }
+    if candidates.is_empty() {
+        return Err(Error::Feed(format!(
+            "nothing to rank: of {}, none is left{}",
+            selection.described,
+            if must.is_empty() && exclude.is_empty() {
+                " that is not already tagged"
+            } else {
+                " after --must and --exclude (and the papers already tagged)"
+            }
+        )));
+    }
+
+    let vector = |row: usize| index.vector(row);
+    let new_vectors: Vec<Vec<f32>> = candidates.iter().map(|&r| vector(r)).collect();
+    let new_refs: Vec<&[f32]> = new_vectors.iter().map(Vec::as_slice).collect();
+    let live: Vec<usize> = (0..index.rows())
+        .filter(|r| index.is_live(*r) && !tagged.contains(r))
+        .collect();
+    let background: Vec<Vec<f32>> = background_sample(&live).into_iter().map(vector).collect();
+
+    let profiles: Vec<Profile> = wanted
+        .into_iter()
+        .map(|(name, liked_rows, disliked_rows)| {
+            let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
+            let disliked: Vec<Vec<f32>> = disliked_rows.iter().map(|&r| vector(r)).collect();
+            let examples = Examples {
+                liked: liked.iter().map(Vec::as_slice).collect(),
+                disliked: disliked.iter().map(Vec::as_slice).collect(),
+                background: background.iter().map(Vec::as_slice).collect(),
+            };
+            Profile {
+                name,
+                liked_rows,
+                trained: Trained::new(CHOSEN, &examples),
+            }
+        })
+        .collect();
+
+    // Each paper under its best tag.
+    let mut best: Vec<(f32, usize)> = vec![(f32::NEG_INFINITY, 0); candidates.len()];
+    for (p, profile) in profiles.iter().enumerate() {
+        for (i, s) in profile.trained.score(&new_refs).into_iter().enumerate() {
+            if s > best[i].0 {
+                best[i] = (s, p);
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        best[b]
+            .0
+            .total_cmp(&best[a].0)
+            .then(candidates[a].cmp(&candidates[b]))
+    });
+    order.truncate(request.limit);
+
+    let bm25 = index.lexical()?;
+    let mut liked_papers: HashMap<usize, Paper> = HashMap::new();
+    let mut hits = Vec::with_capacity(order.len());
+    for i in order {
+        let (s, p) = best[i];
+        let profile = &profiles[p];
+        let (nearest, similarity) = profile.trained.nearest(&new_vectors[i]);
+        let liked_row = profile.liked_rows[nearest];
+        if !liked_papers.contains_key(&liked_row) {
+            liked_papers.insert(liked_row, index.paper(liked_row)?);
+        }
+        let liked = liked_papers[&liked_row].clone();
+        let paper = index.paper(candidates[i])?;
+        let terms: HashSet<String> = analysis.terms(&liked.embed_text()).into_iter().collect();
+        let evidence = evidence::by_words(&paper.text, &terms, bm25).to_string();
+        hits.push(FeedHit {
+            found: Found {
+                hit: Hit::new(candidates[i], 1.0 / (1.0 + (-s / 2.0).exp())),
+                paper,
+            },
+            because: Because {
+                tag: profile.name.clone(),
+                liked,
+                similarity,
+                evidence,
+            },
+        });
+    }
+    Ok(Feed {
+        hits,
+        described: selection.described,
+        ranked: candidates.len(),
+        tags: profiles.into_iter().map(|p| p.name).collect(),
+        skipped,
+    })
+}
+
+/// Each keyword argument as the set of its analysed terms (a phrase must
+/// have all of them); arguments with no term are dropped.
+fn terms_of(words: &[String], analysis: Analysis) -> Vec<HashSet<String>> {
+    words
+        .iter()
+        .map(|w| analysis.terms(w).into_iter().collect::<HashSet<String>>())
+        .filter(|t| !t.is_empty())
+        .collect()
+}

@@ -1,0 +1,285 @@
+//! Rankers: how a tag's examples (liked papers, papers marked not
+//! interested, and the rest of the collection as weak negatives) become a
+//! score for a new paper. Every ranker compared on the feed benchmark is
+//! here, so the benchmark and `papers feed` run the same code; [`CHOSEN`]
+//! is the one the benchmark picked (`cargo bench --bench feed`).
+
+use super::svm::{self, Example, Linear};
+
+/// A way to score new papers from a tag's examples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ranker {
+    /// Cosine with the mean of the liked vectors.
+    MeanLiked,
+    /// Cosine with mean liked minus mean disliked (Rocchio without a query).
+    MeanDifference,
+    /// The highest cosine with any liked paper.
+    NearestLiked,
+    /// A linear SVM, liked against disliked.
+    LikedSvm,
+    /// arxiv-sanity's classifier: a linear SVM, liked against every other
+    /// paper of the collection (balanced classes, C = 0.01).
+    ArxivSanity,
+    /// A linear SVM, liked against disliked and, weighted down, the rest
+    /// of the collection; plus the nearest liked paper, each score
+    /// standardised over the papers ranked.
+    Profile,
+}
+
+/// The ranker `papers feed` uses: the best on the feed benchmark.
+pub const CHOSEN: Ranker = Ranker::Profile;
+
+impl Ranker {
+    /// Every ranker, in the benchmark's order.
+    pub const ALL: [Ranker; 6] = [
+        Ranker::MeanLiked,
+        Ranker::MeanDifference,
+        Ranker::NearestLiked,
+        Ranker::LikedSvm,
+        Ranker::ArxivSanity,
+        Ranker::Profile,
+    ];
+
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranker::MeanLiked => "mean of liked",
+            Ranker::MeanDifference => "mean liked - mean disliked",
+            Ranker::NearestLiked => "nearest liked",
+            Ranker::LikedSvm => "SVM liked vs disliked",
+            Ranker::ArxivSanity => "SVM liked vs collection (arxiv-sanity)",
+            Ranker::Profile => "profile (chosen)",
+        }
+    }
+}
+
+/// A tag's examples, as vectors.
+#[derive(Default)]
+pub struct Examples<'a> {
+    /// Papers tagged as liked.
+    pub liked: Vec<&'a [f32]>,
+    /// Papers tagged as not interested.
+    pub disliked: Vec<&'a [f32]>,
+    /// Other papers of the collection (a sample), as weak negatives.
+    pub background: Vec<&'a [f32]>,
+}
+
+/// A trained ranker.
+pub struct Trained {
+    ranker: Ranker,
+    direction: Vec<f32>,
+    linear: Option<Linear>,
+    liked: Vec<Vec<f32>>,
+}
+
+/// The weight of the background relative to the disliked papers in
+/// [`Ranker::Profile`]'s SVM.
+const BACKGROUND_WEIGHT: f32 = 0.25;
+
+/// The SVM's cost.
+const COST: f32 = 0.01;
+
+impl Trained {
+    /// Trains `ranker` on `examples` (at least one liked paper).
+    pub fn new(ranker: Ranker, examples: &Examples) -> Trained {
+        let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
+        let mut direction = Vec::new();
+        let mut linear = None;
+        match ranker {
+            Ranker::MeanLiked => direction = mean(&examples.liked),
+            Ranker::MeanDifference => {
+                direction = mean(&examples.liked);
+                if !examples.disliked.is_empty() {
+                    for (d, n) in direction.iter_mut().zip(mean(&examples.disliked)) {
+                        *d -= n;
+                    }
+                }
+            }
+            Ranker::NearestLiked => {}
+            Ranker::LikedSvm => {
+                linear = Some(fit(&examples.liked, &[(&examples.disliked, 1.0)]));
+            }
+            Ranker::ArxivSanity => {
+                let mut rest = examples.disliked.clone();
+                rest.extend(&examples.background);
+                linear = Some(fit(&examples.liked, &[(&rest, 1.0)]));
+            }
+            Ranker::Profile => {
+                linear = Some(fit(
+                    &examples.liked,
+                    &[
+                        (&examples.disliked, 1.0),
+                        (&examples.background, BACKGROUND_WEIGHT),
+                    ],
+                ));
+            }
+        }
+        Trained {
+            ranker,
+            direction,
+            linear,
+            liked,
+        }
+    }
+
+    /// Scores `papers` (unit vectors); higher is better. Scores compare
+    /// within one call only (some rankers standardise over the batch).
+    pub fn score(&self, papers: &[&[f32]]) -> Vec<f32> {
+        match self.ranker {
+            Ranker::MeanLiked | Ranker::MeanDifference => papers
+                .iter()
+                .map(|v| svm::dot(&self.direction, v))
+                .collect(),
+            Ranker::NearestLiked => papers.iter().map(|v| self.nearest(v).1).collect(),
+            Ranker::LikedSvm | Ranker::ArxivSanity => {
+                let linear = self.linear.as_ref().expect("trained");
+                papers.iter().map(|v| linear.score(v)).collect()
+            }
+            Ranker::Profile => {
+                let linear = self.linear.as_ref().expect("trained");
+                let a = standardise(papers.iter().map(|v| linear.score(v)).collect());
+                let b = standardise(papers.iter().map(|v| self.nearest(v).1).collect());
+                a.iter().zip(&b).map(|(a, b)| a + b).collect()
+            }
+        }
+    }
+
+    /// The liked paper closest to `v` (its position among the liked) and
+    /// the cosine: why a paper ranks high.
+    pub fn nearest(&self, v: &[f32]) -> (usize, f32) {
+        self.liked
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i, svm::dot(l, v)))
+            .fold(
+                (0, f32::NEG_INFINITY),
+                |best, x| {
+                    if x.1 > best.1 {
+                        x
+                    } else {
+                        best
+                    }
+                },
+            )
+    }
+}
+
+/// Trains an SVM of `liked` against the negatives, each group weighted;
+/// classes are balanced as scikit-learn's `class_weight="balanced"` does
+/// (n / (2 n_class)), with the negatives' total weight counted.
+fn fit(liked: &[&[f32]], negatives: &[(&Vec<&[f32]>, f32)]) -> Linear {
+    let negative_mass: f32 = negatives.iter().map(|(v, w)| v.len() as f32 * w).sum();
+    let total = liked.len() as f32 + negative_mass;
+    let positive_c = COST * total / (2.0 * liked.len().max(1) as f32);
+    let negative_c = COST * total / (2.0 * negative_mass.max(1e-6));
+    let mut examples: Vec<Example> = liked
+        .iter()
+        .map(|x| Example {
+            x,
+            y: 1.0,
+            c: positive_c,
+        })
+        .collect();
+    for (group, weight) in negatives {
+        examples.extend(group.iter().map(|x| Example {
+            x,
+            y: -1.0,
+            c: negative_c * weight,
+        }));
+    }
+    svm::train(&examples, 1e-3, 200)
+}
+
+/// How many papers of the collection a profile takes as weak negatives.
+pub const BACKGROUND: usize = 2000;
+
+/// Up to [`BACKGROUND`] of `all`, evenly spaced: the weak negatives.
+pub fn background_sample<T: Copy>(all: &[T]) -> Vec<T> {
+    if all.len() <= BACKGROUND {
+        return all.to_vec();
+    }
+    (0..BACKGROUND)
+        .map(|i| all[i * all.len() / BACKGROUND])
+        .collect()
+}
+
+/// The mean of `vectors`.
+fn mean(vectors: &[&[f32]]) -> Vec<f32> {
+    let d = vectors.first().map_or(0, |v| v.len());
+    let mut sum = vec![0f32; d];
+    for v in vectors {
+        for (s, x) in sum.iter_mut().zip(v.iter()) {
+            *s += x;
+        }
+    }
+    let n = vectors.len().max(1) as f32;
+    sum.iter_mut().for_each(|s| *s /= n);
+    sum
+}
+
+/// Scores as z-scores over the batch (all zero when they do not vary).
+fn standardise(mut scores: Vec<f32>) -> Vec<f32> {
+    let n = scores.len().max(1) as f32;
+    let mean = scores.iter().sum::<f32>() / n;
+    let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / n).sqrt();
+    for s in &mut scores {
+        *s = if sd > 0.0 { (*s - mean) / sd } else { 0.0 };
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unit vectors around `centre` (one of 4 axes in 8 dimensions).
+    fn around(centre: usize, n: usize, seed: u32) -> Vec<Vec<f32>> {
+        (0..n)
+            .map(|i| {
+                let mut v: Vec<f32> = (0..8)
+                    .map(|j| (((i as u32 * 31 + j * 17 + seed) % 13) as f32 - 6.0) * 0.03)
+                    .collect();
+                v[centre] += 1.0;
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_ranker_puts_the_liked_topic_first() {
+        let liked = around(0, 5, 1);
+        let disliked = around(1, 5, 2);
+        let background: Vec<Vec<f32>> = (1..4).flat_map(|c| around(c, 20, 3)).collect();
+        let examples = Examples {
+            liked: liked.iter().map(Vec::as_slice).collect(),
+            disliked: disliked.iter().map(Vec::as_slice).collect(),
+            background: background.iter().map(Vec::as_slice).collect(),
+        };
+        // Three new papers on the liked topic among nine on the others.
+        let mut new = around(0, 3, 7);
+        new.extend((1..4).flat_map(|c| around(c, 3, 9)));
+        let refs: Vec<&[f32]> = new.iter().map(Vec::as_slice).collect();
+        for ranker in Ranker::ALL {
+            let scores = Trained::new(ranker, &examples).score(&refs);
+            let mut order: Vec<usize> = (0..scores.len()).collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            let mut top: Vec<usize> = order[..3].to_vec();
+            top.sort_unstable();
+            assert_eq!(top, [0, 1, 2], "{}: {scores:?}", ranker.name());
+        }
+    }
+
+    #[test]
+    fn nearest_names_the_closest_liked_paper() {
+        let liked = [around(0, 1, 1).remove(0), around(2, 1, 1).remove(0)];
+        let examples = Examples {
+            liked: liked.iter().map(Vec::as_slice).collect(),
+            ..Default::default()
+        };
+        let trained = Trained::new(CHOSEN, &examples);
+        let (i, cosine) = trained.nearest(&around(2, 1, 5)[0]);
+        assert_eq!(i, 1);
+        assert!(cosine > 0.9, "{cosine}");
+    }
+}

@@ -1,0 +1,271 @@
+//! A feed as a document: a Markdown digest to read or mail, and RSS 2.0
+//! or Atom 1.0 for a feed reader (subscribed to a file `papers feed
+//! --format rss -o FILE` writes, or to `papers serve`'s `/feed`).
+//!
+//! Each item links to the paper's arXiv page where it has an arXiv id;
+//! its id (guid) is the paper's content id, so a reader shows each paper
+//! once however often the feed is written. Items carry the tag, the
+//! evidence sentence and the liked paper it is closest to.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::feed::select::{day_of, unix_of};
+use crate::feed::{Feed, FeedHit};
+use crate::paper::Paper;
+
+/// A document format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Digest {
+    /// Markdown.
+    Markdown,
+    /// RSS 2.0.
+    Rss,
+    /// Atom 1.0.
+    Atom,
+}
+
+impl Digest {
+    /// The HTTP content type.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Digest::Markdown => "text/markdown; charset=utf-8",
+            Digest::Rss => "application/rss+xml; charset=utf-8",
+            Digest::Atom => "application/atom+xml; charset=utf-8",
+        }
+    }
+}
+
+/// `feed` as a document; `link` is where the feed itself lives (a URL or
+/// a path), for the feed's self link.
+pub fn render(feed: &Feed, format: Digest, link: &str) -> String {
+    match format {
+        Digest::Markdown => markdown(feed),
+        Digest::Rss => rss(feed, link),
+        Digest::Atom => atom(feed, link),
+    }
+}
+
+fn title(feed: &Feed) -> String {
+    format!("papers feed: {}", feed.tags.join(", "))
+}
+
+/// The paper's page: arXiv's abstract page when it has an arXiv id.
+fn page(paper: &Paper) -> Option<String> {
+    paper
+        .arxiv_id()
+        .map(|id| format!("https://arxiv.org/abs/{id}"))
+}
+
+fn authors(paper: &Paper) -> String {
+    let Some(meta) = &paper.meta else {
+        return String::new();
+    };
+    match meta.authors.as_slice() {
+        [] => String::new(),
+        [a] => a.clone(),
+        [a, b] => format!("{a}, {b}"),
+        [a, ..] => format!("{a} et al."),
+    }
+}
+
+fn why(hit: &FeedHit) -> String {
+    format!(
+        "tag {}; like {} \"{}\" (cosine {:.2})",
+        hit.because.tag,
+        hit.because.liked.id.short(),
+        hit.because.liked.headline(),
+        hit.because.similarity
+    )
+}
+
+fn markdown(feed: &Feed) -> String {
+    let mut out = format!(
+        "# {}\n\n{} ranked of {}.\n",
+        title(feed),
+        feed.hits.len(),
+        feed.described
+    );
+    for (i, hit) in feed.hits.iter().enumerate() {
+        let paper = &hit.found.paper;
+        let heading = paper.headline().replace(['[', ']'], "");
+        let heading = match page(paper) {
+            Some(url) => format!("[{heading}]({url})"),
+            None => heading,
+        };
+        out.push_str(&format!("\n## {}. {heading}\n\n", i + 1));
+        let mut line = vec![format!("score {:.3}", hit.found.hit.score)];
+        line.push(format!("id `{}`", paper.id.short()));
+        if let Some(id) = paper.arxiv_id() {
+            line.push(format!("arXiv:{id}"));
+        }
+        let by = authors(paper);
+        if !by.is_empty() {
+            line.push(by);
+        }
+        if let Some(date) = paper.date() {
+            line.push(crate::paper::format_date(date));
+        }
+        out.push_str(&line.join(" · "));
+        out.push_str(&format!(
+            "\n\n> {}\n\nWhy: {}\n",
+            hit.because.evidence,
+            why(hit)
+        ));
+    }
+    out
+}
+
+/// Text escaped for XML character data and attribute values.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 does not allow at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// When an item is dated: the paper's date, else now.
+fn dated(paper: &Paper) -> u64 {
+    paper.date().map_or_else(now, unix_of)
+}
+
+/// RFC 822 as RSS wants it: `Fri, 04 Dec 2026 00:00:00 GMT`.
+fn rfc822(at: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let day = day_of(at);
+    let (y, m, d) = (&day[..4], &day[5..7], &day[8..10]);
+    let month = MONTHS[m.parse::<usize>().unwrap_or(1) - 1];
+    let secs = at % 86_400;
+    format!(
+        "{}, {d} {month} {y} {:02}:{:02}:{:02} GMT",
+        DAYS[((at / 86_400) % 7) as usize],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// RFC 3339 as Atom wants it: `2026-12-04T00:00:00Z`.
+fn rfc3339(at: u64) -> String {
+    let secs = at % 86_400;
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        day_of(at),
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn description(hit: &FeedHit) -> String {
+    format!(
+        "{} — Why: {}. {}",
+        hit.because.evidence,
+        why(hit),
+        hit.found.paper.text
+    )
+}
+
+fn rss(feed: &Feed, link: &str) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    out.push_str("<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n");
+    out.push_str(&format!(
+        "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
+        xml(&title(feed)),
+        xml(link),
+        xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        rfc822(now()),
+    ));
+    if link.starts_with("http") {
+        out.push_str(&format!(
+            "<atom:link href=\"{}\" rel=\"self\" type=\"application/rss+xml\"/>\n",
+            xml(link)
+        ));
+    }
+    for hit in &feed.hits {
+        let paper = &hit.found.paper;
+        out.push_str("<item>\n");
+        out.push_str(&format!("<title>{}</title>\n", xml(&paper.headline())));
+        if let Some(url) = page(paper) {
+            out.push_str(&format!("<link>{}</link>\n", xml(&url)));
+        }
+        out.push_str(&format!(
+            "<guid isPermaLink=\"false\">papers:{}</guid>\n<category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n",
+            paper.id.hex(),
+            xml(&hit.because.tag),
+            rfc822(dated(paper)),
+            xml(&description(hit)),
+        ));
+        out.push_str("</item>\n");
+    }
+    out.push_str("</channel>\n</rss>\n");
+    out
+}
+
+fn atom(feed: &Feed, link: &str) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    out.push_str("<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
+    out.push_str(&format!(
+        "<id>urn:papers:feed:{}</id>\n<title>{}</title>\n<subtitle>{}</subtitle>\n<updated>{}</updated>\n<generator>papers</generator>\n",
+        xml(&feed.tags.join(",")),
+        xml(&title(feed)),
+        xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        rfc3339(now()),
+    ));
+    if !link.is_empty() {
+        out.push_str(&format!("<link rel=\"self\" href=\"{}\"/>\n", xml(link)));
+    }
+    for hit in &feed.hits {
+        let paper = &hit.found.paper;
+        out.push_str("<entry>\n");
+        out.push_str(&format!(
+            "<id>urn:papers:{}</id>\n<title>{}</title>\n<updated>{}</updated>\n",
+            paper.id.hex(),
+            xml(&paper.headline()),
+            rfc3339(dated(paper)),
+        ));
+        if let Some(url) = page(paper) {
+            out.push_str(&format!("<link href=\"{}\"/>\n", xml(&url)));
+        }
+        let by = authors(paper);
+        out.push_str(&format!(
+            "<author><name>{}</name></author>\n<category term=\"{}\"/>\n<summary>{}</summary>\n",
+            xml(if by.is_empty() { "unknown" } else { &by }),
+            xml(&hit.because.tag),
+            xml(&description(hit)),
+        ));
+        out.push_str("</entry>\n");
+    }
+    out.push_str("</feed>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_escaping() {
+        assert_eq!(rfc822(1_796_342_400), "Fri, 04 Dec 2026 00:00:00 GMT");
+        assert_eq!(rfc3339(1_796_342_400 + 3661), "2026-12-04T01:01:01Z");
+        assert_eq!(xml("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;");
+    }
+}

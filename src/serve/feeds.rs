@@ -1,0 +1,125 @@
+//! The feed over HTTP: `GET /api/feed` (the JSON array of `papers feed
+//! --json`'s hit objects), `GET /feed` (RSS 2.0, or `format=atom` /
+//! `markdown`: what a feed reader subscribes to) and `GET /api/tags`.
+//!
+//! Parameters, as `papers feed` takes them: `tag` (repeatable; every tag
+//! when absent), `k` (default 20), `since` (YYYY-MM-DD) or `from`
+//! (repeatable input file names), `must` and `exclude` (repeatable). A
+//! document with nothing new is an empty feed that says so, not an error:
+//! a reader polls it every day.
+
+use std::sync::Arc;
+
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+
+use super::api::{App, Failure};
+use super::params::{BadParam, Params, MAX_IDS, MAX_K};
+use crate::error::Error;
+use crate::feed::{Feed, FeedRequest, Scope};
+use crate::output::digest::{self, Digest};
+use crate::output::feed::{feed_objects, tag_objects};
+use crate::output::json;
+
+/// The parameters every feed route takes.
+const KNOWN: [&str; 6] = ["tag", "k", "since", "from", "must", "exclude"];
+
+fn request(p: &Params) -> Result<FeedRequest, BadParam> {
+    let many = |name: &str| -> Result<Vec<String>, BadParam> {
+        let values = p.all(name);
+        if values.len() > MAX_IDS {
+            return Err(BadParam::new(
+                name,
+                format!("{} values; at most {MAX_IDS}", values.len()),
+            ));
+        }
+        Ok(values.to_vec())
+    };
+    let scope = match (p.date("since")?, many("from")?) {
+        (Some(_), from) if !from.is_empty() => {
+            return Err(BadParam::new("from", "give since or from, not both"))
+        }
+        (Some(date), _) => Scope::Since(date),
+        (None, from) if !from.is_empty() => Scope::From(from),
+        _ => Scope::LastRun,
+    };
+    Ok(FeedRequest {
+        tags: many("tag")?,
+        scope,
+        limit: p.number("k", 20, 1..=MAX_K)?,
+        must: many("must")?,
+        exclude: many("exclude")?,
+    })
+}
+
+/// `GET /api/feed`.
+pub async fn api(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&KNOWN)?;
+        let feed = searcher.feed(&request(&p)?)?;
+        Ok(json::array(&feed_objects(&feed)))
+    })
+    .await
+}
+
+/// `GET /api/tags`.
+pub async fn tags(State(app): State<Arc<App>>) -> Response {
+    app.answer(|searcher| Ok(json::array(&tag_objects(&searcher.tags()?))))
+        .await
+}
+
+/// `GET /feed`.
+pub async fn document(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let host = headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost")
+        .to_string();
+    let link = format!(
+        "http://{host}/feed{}",
+        query
+            .as_deref()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default()
+    );
+    let format = match Params::parse(query.as_deref()).one("format") {
+        Ok(None | Some("rss")) => Digest::Rss,
+        Ok(Some("atom")) => Digest::Atom,
+        Ok(Some("markdown")) => Digest::Markdown,
+        Ok(Some(other)) => {
+            return Failure::Param(BadParam::new(
+                "format",
+                format!("'{other}' is not one of rss, atom, markdown"),
+            ))
+            .into_response_now()
+        }
+        Err(bad) => return Failure::Param(bad).into_response_now(),
+    };
+    app.answer_as(format.content_type(), move |searcher| {
+        let p = Params::parse(query.as_deref());
+        let mut known = KNOWN.to_vec();
+        known.push("format");
+        p.only(&known)?;
+        let request = request(&p)?;
+        let feed = match searcher.feed(&request) {
+            Ok(feed) => feed,
+            // Nothing new today is an empty feed that says why.
+            Err(Error::Feed(why)) => Feed {
+                hits: Vec::new(),
+                described: why,
+                ranked: 0,
+                tags: request.tags.clone(),
+                skipped: Vec::new(),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        Ok(digest::render(&feed, format, &link))
+    })
+    .await
+}
