@@ -87,10 +87,11 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     } else {
         let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
         if all.is_empty() {
-            return Err(Error::UnknownTag {
-                tag: "(any)".into(),
-                known: Vec::new(),
-            });
+            return Err(Error::Feed(
+                "no tags yet: tag papers you like with `papers tag NAME ID...`, then ask for \
+                 the feed again"
+                    .into(),
+            ));
         }
         all
     };

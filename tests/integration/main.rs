@@ -3,6 +3,7 @@
 
 mod encoder;
 mod errors;
+mod feed;
 mod graphs;
 mod handoff;
 mod indexing;

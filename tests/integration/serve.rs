@@ -256,7 +256,7 @@ fn a_commit_by_another_process_is_answered_without_a_restart() {
 }
 
 /// Headless Chromium, if this machine has it.
-fn chromium() -> Option<&'static str> {
+pub fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|name| {
@@ -270,7 +270,7 @@ fn chromium() -> Option<&'static str> {
 }
 
 /// The page at `url` after its script ran, as Chromium's DOM.
-fn rendered(browser: &str, url: &str) -> String {
+pub fn rendered(browser: &str, url: &str) -> String {
     let out = std::process::Command::new(browser)
         .args([
             "--headless",
@@ -287,7 +287,7 @@ fn rendered(browser: &str, url: &str) -> String {
 }
 
 /// The ids of the hits the page shows, in order.
-fn shown_ids(dom: &str) -> Vec<String> {
+pub fn shown_ids(dom: &str) -> Vec<String> {
     dom.split("data-id=\"")
         .skip(1)
         .map(|rest| rest.split('"').next().unwrap().to_string())
