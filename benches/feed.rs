@@ -21,11 +21,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use papers::embed::{DeviceChoice, ModelChoice};
-use papers::feed::{Examples, Ranker, Trained};
+use papers::feed::words::{self, Words};
+use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
 use papers::indexing::{self, IndexRequest, Quiet};
 
@@ -196,28 +197,41 @@ fn main() -> BoxResult<()> {
         started.elapsed().as_secs_f64()
     );
     let index = Index::open(&dir)?;
+    let bm25 = index.lexical()?;
     let mut vectors: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
+    let mut word_vectors: BTreeMap<&str, Words> = BTreeMap::new();
     for id in chosen.keys() {
         let row = index
             .resolve_arxiv(id)?
             .ok_or_else(|| format!("{id}: not in the bench index"))?;
         vectors.insert(id, index.vector(row));
+        word_vectors.insert(id, words::of(&index.paper(row)?.embed_text(), bm25));
     }
-    let collection: Vec<&[f32]> = vectors.values().map(Vec::as_slice).collect();
 
     // Weak negatives as `papers feed` draws them.
     let mut scores: BTreeMap<(Ranker, bool), Vec<[f64; 3]>> = BTreeMap::new();
     let mut train_ms = BTreeMap::<Ranker, f64>::new();
     for (c, tuned, liked, disliked) in &profiles {
         let liked_ids: HashSet<&str> = liked.iter().map(|p| p.id.as_str()).collect();
-        let background: Vec<&[f32]> = papers::feed::background_sample(
-            &collection
+        let others: Vec<&str> = vectors
+            .keys()
+            .copied()
+            .filter(|id| !liked_ids.contains(id))
+            .collect();
+        let sample = papers::feed::background_sample(&others);
+        let background: Vec<&[f32]> = sample.iter().map(|id| vectors[id].as_slice()).collect();
+        let background_words = words::mean(
+            &sample
                 .iter()
-                .zip(vectors.keys())
-                .filter(|(_, id)| !liked_ids.contains(*id))
-                .map(|(v, _)| *v)
+                .step_by(4)
+                .map(|id| word_vectors[id].clone())
                 .collect::<Vec<_>>(),
         );
+        let liked_words: Vec<&Words> = liked.iter().map(|p| &word_vectors[p.id.as_str()]).collect();
+        let disliked_words: Vec<&Words> = disliked
+            .iter()
+            .map(|p| &word_vectors[p.id.as_str()])
+            .collect();
         let examples = Examples {
             liked: liked
                 .iter()
@@ -228,6 +242,11 @@ fn main() -> BoxResult<()> {
                 .map(|p| vectors[p.id.as_str()].as_slice())
                 .collect(),
             background,
+            words: Some(ExampleWords {
+                liked: liked_words,
+                disliked: disliked_words,
+                background: &background_words,
+            }),
         };
         for ranker in Ranker::ALL {
             let t = Instant::now();
@@ -242,7 +261,11 @@ fn main() -> BoxResult<()> {
                     .iter()
                     .map(|p| vectors[p.id.as_str()].as_slice())
                     .collect();
-                let s = trained.score(&day_vectors);
+                let day_words: Vec<Words> = day
+                    .iter()
+                    .map(|p| word_vectors[p.id.as_str()].clone())
+                    .collect();
+                let s = trained.score(&day_vectors, Some(&day_words));
                 let mut order: Vec<usize> = (0..day.len()).collect();
                 order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(day[a].id.cmp(&day[b].id)));
                 let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();
@@ -254,6 +277,18 @@ fn main() -> BoxResult<()> {
         }
     }
 
+    print_table(&scores, &train_ms, &profiles);
+    speed(&work, &dir, &days[DAYS - 1], &profiles)?;
+    Ok(())
+}
+
+type Profile<'a> = (&'a str, bool, Vec<&'a Paper>, Vec<&'a Paper>);
+
+fn print_table(
+    scores: &BTreeMap<(Ranker, bool), Vec<[f64; 3]>>,
+    train_ms: &BTreeMap<Ranker, f64>,
+    profiles: &[Profile],
+) {
     println!("| ranker | categories | pairs | MAP | nDCG@10 | P@10 | training ms/tag |");
     println!("|---|---|---:|---:|---:|---:|---:|");
     for tuned in [true, false] {
@@ -277,6 +312,107 @@ fn main() -> BoxResult<()> {
                 avg(2),
                 train_ms[&ranker] / profiles.len() as f64,
             );
+        }
+    }
+}
+
+/// `papers feed` as a user runs it, timed: a copy of the collection's
+/// index whose last run added the last day (300 records, embedded again),
+/// with the ten tuning categories as tags (20 liked, 20 not interested
+/// each); then the real binary, a new process each time, ranks that day.
+fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -> BoxResult<()> {
+    let dir = work.join("speed-index");
+    let ready = dir.join("ready");
+    if !ready.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        copy_dir(collection, &dir)?;
+        let ids: Vec<String> = day.iter().map(|p| p.id.clone()).collect();
+        indexing::remove(&dir, &ids, &Quiet)?;
+        let input = work.join("last-day.jsonl");
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&input)?);
+        for p in day {
+            writeln!(out, "{}", p.line)?;
+        }
+        out.flush()?;
+        drop(out);
+        let request = IndexRequest {
+            paths: vec![input],
+            model: ModelChoice {
+                device: DeviceChoice::Cpu,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let report = indexing::index(&dir, &request, &Quiet)?;
+        eprintln!("speed index: the last run added {}", report.added);
+        for (c, tuned, liked, disliked) in profiles {
+            if !tuned {
+                continue;
+            }
+            let ids = |ps: &[&Paper]| ps.iter().map(|p| p.id.clone()).collect::<Vec<_>>();
+            papers::feed::tag(
+                &dir,
+                &c.replace('.', "-"),
+                &ids(liked),
+                &ids(disliked),
+                &Quiet,
+            )?;
+        }
+        std::fs::write(&ready, b"")?;
+    }
+    let binary = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+            PathBuf::from,
+        )
+        .join("release/papers");
+    if !binary.is_file() {
+        eprintln!(
+            "{}: not built; `cargo build --release` to time `papers feed`",
+            binary.display()
+        );
+        return Ok(());
+    }
+    let mut times = Vec::new();
+    let mut hits = 0;
+    for _ in 0..11 {
+        let t = Instant::now();
+        let out = std::process::Command::new(&binary)
+            .args([
+                "--index",
+                dir.to_str().unwrap_or_default(),
+                "feed",
+                "-k",
+                "20",
+                "--json",
+            ])
+            .output()?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned().into());
+        }
+        hits = out.stdout.iter().filter(|b| **b == b'\n').count();
+    }
+    times.sort_by(f64::total_cmp);
+    println!();
+    println!(
+        "`papers feed -k 20 --json` over the 300 records the last run added, 10 tags: \
+         {hits} hits; a new process each time, 11 runs: median {:.1} ms, min {:.1} ms, max {:.1} ms",
+        times[5], times[0], times[10]
+    );
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_dir(&entry.path(), &target)?;
+        } else if entry.file_name() != "lock" {
+            std::fs::copy(entry.path(), &target)?;
         }
     }
     Ok(())

@@ -4,15 +4,18 @@
 //! most with that paper.
 //!
 //! A paper's score is its standing among the new papers for its best tag:
-//! the chosen ranker's batch-standardised score `s`, shown as
-//! `1 / (1 + e^(-s/2))`, so 0.5 is a paper as close to the tag as the
-//! batch's average and each standard deviation above moves it up.
+//! each tag's scores are standardised over the new papers (so tags compare,
+//! however tight or loose their profiles), and a paper's best `z` is shown
+//! as `1 / (1 + e^(-z/2))`: 0.5 is a paper as close to the tag as the
+//! batch's average, 0.73 two standard deviations above it, 0.82 three.
 
 use std::collections::{HashMap, HashSet};
 
-use super::ranker::{background_sample, Examples, Trained, CHOSEN};
+use super::cache;
+use super::ranker::{background_sample, standardise, ExampleWords, Examples, Trained, CHOSEN};
 use super::select::{select, Scope};
 use super::tags::{entry_id, known, summaries};
+use super::words::{self, Words};
 use crate::error::{Error, Result};
 use crate::evidence;
 use crate::index::Index;
@@ -72,6 +75,10 @@ pub struct Feed {
     pub skipped: Vec<String>,
 }
 
+/// The collection's word vector is the mean of every this-many-th paper
+/// of the background sample (500 of 2,000): the slow part of a profile.
+const WORDS_EVERY: usize = 4;
+
 /// A tag ready to rank with.
 struct Profile {
     name: String,
@@ -96,6 +103,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         all
     };
     let mut tagged = HashSet::new();
+    let mut ids: HashMap<usize, String> = HashMap::new();
     let mut wanted = Vec::new();
     let mut skipped = Vec::new();
     for name in &names {
@@ -105,6 +113,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         for entry in known(index, name)? {
             if let Some(row) = index.row_of(entry_id(&entry)?)? {
                 tagged.insert(row);
+                ids.insert(row, entry.id.clone());
                 if entry.liked {
                     liked.push(row);
                 } else {
@@ -167,30 +176,89 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let live: Vec<usize> = (0..index.rows())
         .filter(|r| index.is_live(*r) && !tagged.contains(r))
         .collect();
-    let background: Vec<Vec<f32>> = background_sample(&live).into_iter().map(vector).collect();
-
-    let profiles: Vec<Profile> = wanted
-        .into_iter()
-        .map(|(name, liked_rows, disliked_rows)| {
-            let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
-            let disliked: Vec<Vec<f32>> = disliked_rows.iter().map(|&r| vector(r)).collect();
-            let examples = Examples {
-                liked: liked.iter().map(Vec::as_slice).collect(),
-                disliked: disliked.iter().map(Vec::as_slice).collect(),
-                background: background.iter().map(Vec::as_slice).collect(),
-            };
-            Profile {
-                name,
-                liked_rows,
-                trained: Trained::new(CHOSEN, &examples),
+    let background_rows = background_sample(&live);
+    let background: Vec<Vec<f32>> = background_rows.iter().map(|&r| vector(r)).collect();
+    let bm25 = index.lexical()?;
+    let words_of =
+        |row: usize| -> Result<Words> { Ok(words::of(&index.paper(row)?.embed_text(), bm25)) };
+    let reads_words = CHOSEN.reads_words();
+    let background_words = if reads_words {
+        let key = cache::key(index, "background words", &[]);
+        match cache::load_words(&key) {
+            Some(words) => words,
+            None => {
+                let sample = background_rows
+                    .iter()
+                    .step_by(WORDS_EVERY)
+                    .map(|&r| words_of(r))
+                    .collect::<Result<Vec<_>>>()?;
+                let mean = words::mean(&sample);
+                cache::store_words(&key, &mean);
+                mean
             }
-        })
-        .collect();
+        }
+    } else {
+        Words::new()
+    };
+    let new_words = if reads_words {
+        candidates
+            .iter()
+            .map(|&r| words_of(r))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
+
+    let mut profiles = Vec::with_capacity(wanted.len());
+    for (name, liked_rows, disliked_rows) in wanted {
+        let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
+        let disliked: Vec<Vec<f32>> = disliked_rows.iter().map(|&r| vector(r)).collect();
+        let words_of_all = |rows: &[usize]| -> Result<Vec<Words>> {
+            if reads_words {
+                rows.iter().map(|&r| words_of(r)).collect()
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let liked_words = words_of_all(&liked_rows)?;
+        let disliked_words = words_of_all(&disliked_rows)?;
+        let examples = Examples {
+            liked: liked.iter().map(Vec::as_slice).collect(),
+            disliked: disliked.iter().map(Vec::as_slice).collect(),
+            background: background.iter().map(Vec::as_slice).collect(),
+            words: reads_words.then(|| ExampleWords {
+                liked: liked_words.iter().collect(),
+                disliked: disliked_words.iter().collect(),
+                background: &background_words,
+            }),
+        };
+        let marks: Vec<(String, bool)> = liked_rows
+            .iter()
+            .map(|&r| (r, true))
+            .chain(disliked_rows.iter().map(|&r| (r, false)))
+            .filter_map(|(r, liked)| Some((ids.get(&r)?.clone(), liked)))
+            .collect();
+        let key = cache::key(index, CHOSEN.name(), &marks);
+        let stored = cache::load(&key, index.manifest().dimension);
+        let fresh = stored.is_none();
+        let trained = Trained::with(CHOSEN, &examples, stored);
+        if let (true, Some(linear)) = (fresh, trained.linear()) {
+            cache::store(&key, linear);
+        }
+        profiles.push(Profile {
+            name,
+            liked_rows,
+            trained,
+        });
+    }
 
     // Each paper under its best tag.
     let mut best: Vec<(f32, usize)> = vec![(f32::NEG_INFINITY, 0); candidates.len()];
     for (p, profile) in profiles.iter().enumerate() {
-        for (i, s) in profile.trained.score(&new_refs).into_iter().enumerate() {
+        // Standardised per tag, so that tags compare.
+        let words = reads_words.then_some(new_words.as_slice());
+        let scores = standardise(profile.trained.score(&new_refs, words));
+        for (i, s) in scores.into_iter().enumerate() {
             if s > best[i].0 {
                 best[i] = (s, p);
             }
@@ -205,7 +273,6 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     });
     order.truncate(request.limit);
 
-    let bm25 = index.lexical()?;
     let mut liked_papers: HashMap<usize, Paper> = HashMap::new();
     let mut hits = Vec::with_capacity(order.len());
     for i in order {

@@ -2,15 +2,18 @@
 //! a reading profile (papers liked, papers marked not interested, kept in
 //! the index's database: [`tags`]); [`select`] finds the new papers;
 //! [`ranker`] turns a tag's examples into a score ([`svm`] is its linear
-//! classifier); [`daily`] ranks the new papers by every tag.
+//! classifier, [`cache`] keeps it between calls); [`daily`] ranks the new
+//! papers by every tag.
 
+pub mod cache;
 pub mod daily;
 pub mod ranker;
 pub mod select;
 pub mod svm;
 pub mod tags;
+pub mod words;
 
 pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
-pub use ranker::{background_sample, Examples, Ranker, Trained, CHOSEN};
+pub use ranker::{background_sample, ExampleWords, Examples, Ranker, Trained, CHOSEN};
 pub use select::Scope;
 pub use tags::{summaries, tag, untag, TagChange, TagSummary};

@@ -5,6 +5,7 @@
 //! is the one the benchmark picked (`cargo bench --bench feed`).
 
 use super::svm::{self, Example, Linear};
+use super::words::{self, Words};
 
 /// A way to score new papers from a tag's examples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,25 +21,34 @@ pub enum Ranker {
     /// arxiv-sanity's classifier: a linear SVM, liked against every other
     /// paper of the collection (balanced classes, C = 0.01).
     ArxivSanity,
-    /// A linear SVM, liked against disliked and, weighted down, the rest
-    /// of the collection; plus the nearest liked paper, each score
+    /// Rocchio with weak negatives: the cosine with mean liked minus 0.75
+    /// mean disliked minus 0.2 mean of the collection.
+    Rocchio,
+    /// [`Ranker::Rocchio`] over the embeddings plus the same over the
+    /// papers' TF-IDF word vectors ([`super::words`]), each score
     /// standardised over the papers ranked.
     Profile,
 }
 
 /// The ranker `papers feed` uses: the best on the feed benchmark.
-pub const CHOSEN: Ranker = Ranker::Profile;
+pub const CHOSEN: Ranker = Ranker::Rocchio;
 
 impl Ranker {
     /// Every ranker, in the benchmark's order.
-    pub const ALL: [Ranker; 6] = [
+    pub const ALL: [Ranker; 7] = [
         Ranker::MeanLiked,
         Ranker::MeanDifference,
         Ranker::NearestLiked,
         Ranker::LikedSvm,
         Ranker::ArxivSanity,
+        Ranker::Rocchio,
         Ranker::Profile,
     ];
+
+    /// Whether it reads the papers' words ([`Examples::words`]).
+    pub fn reads_words(self) -> bool {
+        self == Ranker::Profile
+    }
 
     /// A short name for tables.
     pub fn name(self) -> &'static str {
@@ -48,7 +58,8 @@ impl Ranker {
             Ranker::NearestLiked => "nearest liked",
             Ranker::LikedSvm => "SVM liked vs disliked",
             Ranker::ArxivSanity => "SVM liked vs collection (arxiv-sanity)",
-            Ranker::Profile => "profile (chosen)",
+            Ranker::Rocchio => "Rocchio with weak negatives (chosen)",
+            Ranker::Profile => "Rocchio, meaning + words",
         }
     }
 }
@@ -62,19 +73,32 @@ pub struct Examples<'a> {
     pub disliked: Vec<&'a [f32]>,
     /// Other papers of the collection (a sample), as weak negatives.
     pub background: Vec<&'a [f32]>,
+    /// The same papers' words, for rankers that read them.
+    pub words: Option<ExampleWords<'a>>,
+}
+
+/// A tag's examples as word vectors.
+pub struct ExampleWords<'a> {
+    /// Of the liked papers.
+    pub liked: Vec<&'a Words>,
+    /// Of the papers marked not interested.
+    pub disliked: Vec<&'a Words>,
+    /// The mean of the background's (the same for every tag).
+    pub background: &'a Words,
 }
 
 /// A trained ranker.
 pub struct Trained {
     ranker: Ranker,
     direction: Vec<f32>,
+    terms: Option<Words>,
     linear: Option<Linear>,
     liked: Vec<Vec<f32>>,
 }
 
-/// The weight of the background relative to the disliked papers in
-/// [`Ranker::Profile`]'s SVM.
-const BACKGROUND_WEIGHT: f32 = 0.25;
+/// [`Ranker::Rocchio`]'s weights of the disliked papers' and the
+/// collection's means (chosen on the benchmark's tuning categories).
+const ROCCHIO: (f32, f32) = (0.75, 0.2);
 
 /// The SVM's cost.
 const COST: f32 = 0.01;
@@ -82,8 +106,15 @@ const COST: f32 = 0.01;
 impl Trained {
     /// Trains `ranker` on `examples` (at least one liked paper).
     pub fn new(ranker: Ranker, examples: &Examples) -> Trained {
+        Trained::with(ranker, examples, None)
+    }
+
+    /// [`Trained::new`], taking the classifier from `trained` (what an
+    /// earlier training of the same examples made) when given.
+    pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Linear>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
         let mut direction = Vec::new();
+        let mut terms = None;
         let mut linear = None;
         match ranker {
             Ranker::MeanLiked => direction = mean(&examples.liked),
@@ -96,6 +127,7 @@ impl Trained {
                 }
             }
             Ranker::NearestLiked => {}
+            _ if trained.is_some() => linear = trained,
             Ranker::LikedSvm => {
                 linear = Some(fit(&examples.liked, &[(&examples.disliked, 1.0)]));
             }
@@ -104,29 +136,57 @@ impl Trained {
                 rest.extend(&examples.background);
                 linear = Some(fit(&examples.liked, &[(&rest, 1.0)]));
             }
-            Ranker::Profile => {
-                linear = Some(fit(
-                    &examples.liked,
-                    &[
-                        (&examples.disliked, 1.0),
-                        (&examples.background, BACKGROUND_WEIGHT),
-                    ],
-                ));
+            Ranker::Rocchio | Ranker::Profile => {
+                // Without papers marked not interested, the collection
+                // stands in for them.
+                let unliked = if examples.disliked.is_empty() {
+                    &examples.background
+                } else {
+                    &examples.disliked
+                };
+                direction = mean(&examples.liked);
+                let (a, b) = ROCCHIO;
+                for ((d, n), g) in direction
+                    .iter_mut()
+                    .zip(mean(unliked))
+                    .zip(mean(&examples.background))
+                {
+                    *d -= a * n + b * g;
+                }
+                if let (Ranker::Profile, Some(w)) = (ranker, &examples.words) {
+                    let mut t =
+                        words::mean(&w.liked.iter().map(|x| (*x).clone()).collect::<Vec<_>>());
+                    let unliked: Vec<Words> = if w.disliked.is_empty() {
+                        vec![w.background.clone()]
+                    } else {
+                        w.disliked.iter().map(|x| (*x).clone()).collect()
+                    };
+                    words::add(&mut t, &words::mean(&unliked), -a);
+                    words::add(&mut t, w.background, -b);
+                    terms = Some(t);
+                }
             }
         }
         Trained {
             ranker,
             direction,
+            terms,
             linear,
             liked,
         }
     }
 
-    /// Scores `papers` (unit vectors); higher is better. Scores compare
-    /// within one call only (some rankers standardise over the batch).
-    pub fn score(&self, papers: &[&[f32]]) -> Vec<f32> {
+    /// Its classifier, for rankers that have one.
+    pub fn linear(&self) -> Option<&Linear> {
+        self.linear.as_ref()
+    }
+
+    /// Scores `papers` (unit vectors, and their words for rankers that
+    /// read them); higher is better. Scores compare within one call only
+    /// (some rankers standardise over the batch).
+    pub fn score(&self, papers: &[&[f32]], words: Option<&[Words]>) -> Vec<f32> {
         match self.ranker {
-            Ranker::MeanLiked | Ranker::MeanDifference => papers
+            Ranker::MeanLiked | Ranker::MeanDifference | Ranker::Rocchio => papers
                 .iter()
                 .map(|v| svm::dot(&self.direction, v))
                 .collect(),
@@ -136,10 +196,20 @@ impl Trained {
                 papers.iter().map(|v| linear.score(v)).collect()
             }
             Ranker::Profile => {
-                let linear = self.linear.as_ref().expect("trained");
-                let a = standardise(papers.iter().map(|v| linear.score(v)).collect());
-                let b = standardise(papers.iter().map(|v| self.nearest(v).1).collect());
-                a.iter().zip(&b).map(|(a, b)| a + b).collect()
+                let meaning = standardise(
+                    papers
+                        .iter()
+                        .map(|v| svm::dot(&self.direction, v))
+                        .collect(),
+                );
+                match (&self.terms, words) {
+                    (Some(terms), Some(words)) => {
+                        let lexical =
+                            standardise(words.iter().map(|w| words::dot(terms, w)).collect());
+                        meaning.iter().zip(&lexical).map(|(a, b)| a + b).collect()
+                    }
+                    _ => meaning,
+                }
             }
         }
     }
@@ -218,7 +288,7 @@ fn mean(vectors: &[&[f32]]) -> Vec<f32> {
 }
 
 /// Scores as z-scores over the batch (all zero when they do not vary).
-fn standardise(mut scores: Vec<f32>) -> Vec<f32> {
+pub fn standardise(mut scores: Vec<f32>) -> Vec<f32> {
     let n = scores.len().max(1) as f32;
     let mean = scores.iter().sum::<f32>() / n;
     let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / n).sqrt();
@@ -255,13 +325,14 @@ mod tests {
             liked: liked.iter().map(Vec::as_slice).collect(),
             disliked: disliked.iter().map(Vec::as_slice).collect(),
             background: background.iter().map(Vec::as_slice).collect(),
+            words: None,
         };
         // Three new papers on the liked topic among nine on the others.
         let mut new = around(0, 3, 7);
         new.extend((1..4).flat_map(|c| around(c, 3, 9)));
         let refs: Vec<&[f32]> = new.iter().map(Vec::as_slice).collect();
         for ranker in Ranker::ALL {
-            let scores = Trained::new(ranker, &examples).score(&refs);
+            let scores = Trained::new(ranker, &examples).score(&refs, None);
             let mut order: Vec<usize> = (0..scores.len()).collect();
             order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
             let mut top: Vec<usize> = order[..3].to_vec();

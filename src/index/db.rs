@@ -11,6 +11,9 @@
 //!                             body: the JSON of the Paper
 //! dead(row)                   rows whose records were removed or replaced
 //! files(file, records)        records seen in each input file
+//! tags(tag, id, liked, at)    the reader's tags (see super::tags)
+//! runs(run, at, first_row, rows)
+//!                             what each `papers index` run added (see super::runs)
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
