@@ -28,7 +28,10 @@ pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
     let state = index.state();
     for part in [
         ranker,
-        &index.data_dir().display().to_string(),
+        &std::fs::canonicalize(index.data_dir())
+            .unwrap_or_else(|_| index.data_dir().to_path_buf())
+            .display()
+            .to_string(),
         &index.manifest().weights_sha256,
         &state.live.to_string(),
         &state.rows.to_string(),

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use super::cache;
 use super::ranker::{background_sample, standardise, ExampleWords, Examples, Trained, CHOSEN};
 use super::select::{select, Scope};
+use super::svm::Linear;
 use super::tags::{entry_id, known, summaries};
 use super::words::{self, Words};
 use crate::error::{Error, Result};
@@ -176,12 +177,34 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let live: Vec<usize> = (0..index.rows())
         .filter(|r| index.is_live(*r) && !tagged.contains(r))
         .collect();
-    let background_rows = background_sample(&live);
+    // What earlier calls learnt for these tags on this state of the
+    // collection: the background is read only to train what is missing.
+    let keys: Vec<String> = wanted
+        .iter()
+        .map(|(_, liked_rows, disliked_rows)| {
+            let marks: Vec<(String, bool)> = liked_rows
+                .iter()
+                .map(|&r| (r, true))
+                .chain(disliked_rows.iter().map(|&r| (r, false)))
+                .filter_map(|(r, liked)| Some((ids.get(&r)?.clone(), liked)))
+                .collect();
+            cache::key(index, CHOSEN.name(), &marks)
+        })
+        .collect();
+    let mut learnt: Vec<Option<Linear>> = keys
+        .iter()
+        .map(|key| cache::load(key, index.manifest().dimension))
+        .collect();
+    let reads_words = CHOSEN.reads_words();
+    let background_rows = if reads_words || learnt.iter().any(Option::is_none) {
+        background_sample(&live)
+    } else {
+        Vec::new()
+    };
     let background: Vec<Vec<f32>> = background_rows.iter().map(|&r| vector(r)).collect();
     let bm25 = index.lexical()?;
     let words_of =
         |row: usize| -> Result<Words> { Ok(words::of(&index.paper(row)?.embed_text(), bm25)) };
-    let reads_words = CHOSEN.reads_words();
     let background_words = if reads_words {
         let key = cache::key(index, "background words", &[]);
         match cache::load_words(&key) {
@@ -210,7 +233,9 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     };
 
     let mut profiles = Vec::with_capacity(wanted.len());
-    for (name, liked_rows, disliked_rows) in wanted {
+    for ((name, liked_rows, disliked_rows), (key, stored)) in
+        wanted.into_iter().zip(keys.iter().zip(learnt.iter_mut()))
+    {
         let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
         let disliked: Vec<Vec<f32>> = disliked_rows.iter().map(|&r| vector(r)).collect();
         let words_of_all = |rows: &[usize]| -> Result<Vec<Words>> {
@@ -232,18 +257,10 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                 background: &background_words,
             }),
         };
-        let marks: Vec<(String, bool)> = liked_rows
-            .iter()
-            .map(|&r| (r, true))
-            .chain(disliked_rows.iter().map(|&r| (r, false)))
-            .filter_map(|(r, liked)| Some((ids.get(&r)?.clone(), liked)))
-            .collect();
-        let key = cache::key(index, CHOSEN.name(), &marks);
-        let stored = cache::load(&key, index.manifest().dimension);
         let fresh = stored.is_none();
-        let trained = Trained::with(CHOSEN, &examples, stored);
-        if let (true, Some(linear)) = (fresh, trained.linear()) {
-            cache::store(&key, linear);
+        let trained = Trained::with(CHOSEN, &examples, stored.take());
+        if let (true, Some(learnt)) = (fresh, trained.learnt()) {
+            cache::store(key, &learnt);
         }
         profiles.push(Profile {
             name,
@@ -280,8 +297,8 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         let profile = &profiles[p];
         let (nearest, similarity) = profile.trained.nearest(&new_vectors[i]);
         let liked_row = profile.liked_rows[nearest];
-        if !liked_papers.contains_key(&liked_row) {
-            liked_papers.insert(liked_row, index.paper(liked_row)?);
+        if let std::collections::hash_map::Entry::Vacant(slot) = liked_papers.entry(liked_row) {
+            slot.insert(index.paper(liked_row)?);
         }
         let liked = liked_papers[&liked_row].clone();
         let paper = index.paper(candidates[i])?;

@@ -109,14 +109,18 @@ impl Trained {
         Trained::with(ranker, examples, None)
     }
 
-    /// [`Trained::new`], taking the classifier from `trained` (what an
-    /// earlier training of the same examples made) when given.
+    /// [`Trained::new`], taking what an earlier training of the same
+    /// examples learnt ([`Trained::learnt`]) when given; the examples'
+    /// background is then not read.
     pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Linear>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
         let mut direction = Vec::new();
         let mut terms = None;
         let mut linear = None;
         match ranker {
+            Ranker::Rocchio if trained.is_some() => {
+                direction = trained.map(|t| t.w).unwrap_or_default();
+            }
             Ranker::MeanLiked => direction = mean(&examples.liked),
             Ranker::MeanDifference => {
                 direction = mean(&examples.liked);
@@ -176,9 +180,17 @@ impl Trained {
         }
     }
 
-    /// Its classifier, for rankers that have one.
-    pub fn linear(&self) -> Option<&Linear> {
-        self.linear.as_ref()
+    /// What training learnt, for [`Trained::with`] to take instead of
+    /// training again: the classifier of the SVM rankers, the direction
+    /// of [`Ranker::Rocchio`]; `None` for the others (nothing to save).
+    pub fn learnt(&self) -> Option<Linear> {
+        match self.ranker {
+            Ranker::Rocchio => Some(Linear {
+                w: self.direction.clone(),
+                b: 0.0,
+            }),
+            _ => self.linear.clone(),
+        }
     }
 
     /// Scores `papers` (unit vectors, and their words for rankers that

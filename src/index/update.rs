@@ -103,6 +103,9 @@ pub struct UpdateReport {
     pub records: usize,
 }
 
+/// Indexed records whose sources grew: row -> (before, after).
+type Changed = BTreeMap<usize, (Paper, Paper)>;
+
 /// A new record with its vector and window vectors.
 type NewRecord = (Paper, Vec<f32>, Vec<Vec<f32>>);
 
@@ -437,7 +440,7 @@ fn append(
     dimension: usize,
     mut state: State,
     new: &[NewRecord],
-    (changed, dropped): (&BTreeMap<usize, (Paper, Paper)>, &BTreeMap<usize, Paper>),
+    (changed, dropped): (&Changed, &BTreeMap<usize, Paper>),
     run: bool,
 ) -> Result<State> {
     let first = state.rows;

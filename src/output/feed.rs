@@ -92,8 +92,8 @@ pub(super) fn table<W: Write>(
     let indent = " ".repeat(rank_width + 1);
     writeln!(
         out,
-        "{:>rank_width$} {:<5}  {:<10}  {}",
-        "#", "score", "id", "title  [tag]"
+        "{:>rank_width$} score  {:<10}  title  [tag]",
+        "#", "id"
     )?;
     for (i, hit) in feed.hits.iter().enumerate() {
         let paper = &hit.found.paper;

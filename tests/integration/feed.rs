@@ -76,7 +76,11 @@ fn the_feed_ranks_exactly_what_the_last_index_run_added() {
     let new: BTreeSet<String> = listed(index.path()).difference(&before).cloned().collect();
     assert!(new.len() >= 5, "{new:?}");
 
-    let hits = lines(&papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok());
+    let first = papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok();
+    let hits = lines(&first);
+    // The second call reads the profile the first one learnt: same feed.
+    let again = papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok();
+    assert_eq!(first.stdout, again.stdout);
     let ranked: BTreeSet<String> = hits
         .iter()
         .map(|h| h["id"].as_str().unwrap().to_string())
