@@ -440,6 +440,8 @@ impl Db {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .map_err(|e| self.err(e))?;
+        // SQLite's report can span lines; errors are one line.
+        let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
         Ok((first != "ok").then_some(first))
     }
 

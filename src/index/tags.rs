@@ -128,9 +128,9 @@ impl Db {
         Ok(removed)
     }
 
-    /// Copies every tag of `from` (the database a rebuild replaces).
-    pub fn copy_tags(&mut self, from: &Db) -> Result<()> {
-        let entries = from.tag_entries(None)?;
+    /// Stores `entries` as they are (the tags of the database a rebuild
+    /// replaces).
+    pub fn copy_tags(&mut self, entries: &[TagEntry]) -> Result<()> {
         let path = self.path().to_path_buf();
         let err = |e| super::db::sql(&path, e);
         self.conn.execute_batch(LATER_TABLES).map_err(err)?;
@@ -138,7 +138,7 @@ impl Db {
         for e in entries {
             tx.execute(
                 "INSERT OR REPLACE INTO tags(tag, id, liked, at) VALUES (?1, ?2, ?3, ?4)",
-                params![e.tag, e.id, e.liked as i64, e.at as i64],
+                params![&e.tag, &e.id, e.liked as i64, e.at as i64],
             )
             .map_err(err)?;
         }

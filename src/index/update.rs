@@ -359,13 +359,14 @@ impl Update {
     }
 }
 
-/// Copies the tags of the database in `from` into the one in `to`; a
-/// previous folder without a readable database has none to copy.
+/// Copies the tags of the database in `from` into the one in `to`. A
+/// previous database that cannot be read (a rebuild is how damage is
+/// repaired) has no tags to copy: they went with the damage.
 fn copy_tags(from: &Path, to: &Path) -> Result<()> {
-    let Ok(old) = Db::open(from, false) else {
+    let Ok(entries) = Db::open(from, false).and_then(|old| old.tag_entries(None)) else {
         return Ok(());
     };
-    Db::open(to, true)?.copy_tags(&old)
+    Db::open(to, true)?.copy_tags(&entries)
 }
 
 /// The data folder the manifest in `dir` names now, if papers wrote it.
