@@ -1,7 +1,8 @@
 //! `papers mcp`: a Model Context Protocol server over stdio (the official
 //! Rust SDK, `rmcp`), so that an agent can search the index and cite what it
 //! finds. Tools: `search {query, k}`, `similar {ids, not, k}`, `show {id}`,
-//! `info {}`. Each answers the CLI's JSON objects as one JSON array (or
+//! `info {}`, and the reader's `feed {tags, k, since}` and `tags {}`
+//! (reading only: tagging is the CLI's, as the server never writes). Each answers the CLI's JSON objects as one JSON array (or
 //! object) in a text block: ids, scores, headlines, and for `search` the
 //! evidence sentence of each hit. A bad argument or an unknown id is a tool
 //! error (`isError: true`, the message in the text), not a protocol failure.
@@ -46,6 +47,19 @@ pub struct SimilarArgs {
 pub struct ShowArgs {
     /// The paper's id (full, a unique prefix, or an arXiv id).
     pub id: String,
+}
+
+/// `feed`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FeedArgs {
+    /// Tags whose profiles rank the papers (default: every tag).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// How many papers to return (1 to 1000; default 10).
+    pub k: Option<usize>,
+    /// Rank the papers added or published since this day (YYYY-MM-DD)
+    /// instead of those the last `papers index` run added.
+    pub since: Option<String>,
 }
 
 /// The MCP server over one [`Searcher`].
@@ -153,6 +167,62 @@ impl Server {
     }
 
     #[tool(
+        description = "The reader's daily feed: the papers the last `papers index` run added (or \
+                       those since a date) ranked by the reader's tags (reading profiles). Returns a \
+                       JSON array of hits like `search`, each with `tag`, `because` (the liked paper \
+                       it is closest to) and `evidence`. Use `tags` to see the tags."
+    )]
+    async fn feed(&self, Parameters(args): Parameters<FeedArgs>) -> CallToolResult {
+        let searcher = Arc::clone(&self.searcher);
+        reply(
+            blocking(move || {
+                let scope = match &args.since {
+                    None => crate::feed::Scope::LastRun,
+                    Some(day) => crate::feed::Scope::Since(
+                        crate::paper::parse_date(day)
+                            .filter(|_| day.len() == 10)
+                            .ok_or_else(|| Error::InvalidArgument {
+                                name: "since".into(),
+                                reason: format!("'{day}' is not a date of the form YYYY-MM-DD"),
+                            })?,
+                    ),
+                };
+                if args.tags.len() > MAX_IDS {
+                    return Err(Error::InvalidArgument {
+                        name: "tags".into(),
+                        reason: format!("at most {MAX_IDS} tags"),
+                    });
+                }
+                let request = crate::feed::FeedRequest {
+                    tags: args.tags,
+                    scope,
+                    limit: limit(args.k)?,
+                    ..Default::default()
+                };
+                let feed = searcher.feed(&request)?;
+                Ok(json::array(&crate::output::feed::feed_objects(&feed)))
+            })
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "The reader's tags (reading profiles), as a JSON array of \
+                       {tag, liked, not_interested, missing}."
+    )]
+    async fn tags(&self) -> CallToolResult {
+        let searcher = Arc::clone(&self.searcher);
+        reply(
+            blocking(move || {
+                Ok(json::array(&crate::output::feed::tag_objects(
+                    &searcher.tags()?,
+                )))
+            })
+            .await,
+        )
+    }
+
+    #[tool(
         description = "What the index holds, as a JSON object: path, records, model, dimension, \
                        generation, size and the input files with their record counts."
     )]
@@ -169,8 +239,9 @@ impl ServerHandler for Server {
             .with_server_info(Implementation::new("papers", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Local search over paper abstracts. Use `search` for a topic or question, \
-                 `show` to read one paper, `similar` for papers like given ones, and cite \
-                 papers by their `id` (or `arxiv_id`) and `evidence` sentence.",
+                 `show` to read one paper, `similar` for papers like given ones, `feed` for \
+                 today's new papers ranked by the reader's tags, and cite papers by their \
+                 `id` (or `arxiv_id`) and `evidence` sentence.",
             )
     }
 }

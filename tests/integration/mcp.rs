@@ -31,6 +31,8 @@ fn a_real_mcp_client_searches_shows_and_gets_tool_errors() {
     };
     let index = small_index_copy();
     let dir = index.path();
+    let liked = crate::util::top_id(dir, &["transformers position encoding causal mask"]);
+    papers_in(dir, &["tag", "pos", &liked]).ok();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
     let mut cmd = crate::util::papers();
     cmd.env_remove("PAPERS_INDEX");
@@ -64,6 +66,8 @@ fn a_real_mcp_client_searches_shows_and_gets_tool_errors() {
             "similar": ["ids", "k", "not"],
             "show": ["id"],
             "info": [],
+            "feed": ["k", "since", "tags"],
+            "tags": [],
         })
     );
     let text = |name: &str| -> Value {
@@ -95,12 +99,21 @@ fn a_real_mcp_client_searches_shows_and_gets_tool_errors() {
         .json_lines();
     assert_eq!(text("similar"), Value::Array(similar));
     assert_eq!(text("info")["records"], 10);
+    // feed: the CLI's feed, each hit saying why.
+    let feed: Vec<Value> = papers_in(dir, &["feed", "--json", "-k", "3"])
+        .ok()
+        .json_lines();
+    assert_eq!(feed.len(), 3);
+    assert_eq!(text("feed"), Value::Array(feed));
+    assert_eq!(text("feed")[0]["because"]["id"], liked.as_str());
+    assert_eq!(text("tags")[0]["tag"], "pos");
 
     // Bad calls are tool errors with a message, not protocol failures.
     for (name, needle) in [
         ("show_unknown", "unknown id `ffffffff`"),
         ("search_k0", "k:"),
         ("similar_none", "ids"),
+        ("feed_unknown", "no tag `nope`"),
     ] {
         assert_eq!(t[name]["is_error"], true, "{name}: {}", t[name]);
         let message = t[name]["text"][0].as_str().unwrap();

@@ -52,6 +52,9 @@ async def main(binary, index):
             transcript["show_unknown"] = result(await session.call_tool("show", {"id": "ffffffff"}))
             transcript["search_k0"] = result(await session.call_tool("search", {"query": "x", "k": 0}))
             transcript["similar_none"] = result(await session.call_tool("similar", {"ids": []}))
+            transcript["feed"] = result(await session.call_tool("feed", {"k": 3}))
+            transcript["tags"] = result(await session.call_tool("tags", {}))
+            transcript["feed_unknown"] = result(await session.call_tool("feed", {"tags": ["nope"]}))
     print(json.dumps(transcript))
 
 
