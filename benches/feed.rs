@@ -172,24 +172,13 @@ fn main() -> BoxResult<()> {
             chosen.insert(&p.id, p);
         }
     }
-    let input = work.join("collection.jsonl");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&input)?);
-    for p in chosen.values() {
-        writeln!(out, "{}", p.line)?;
-    }
-    out.flush()?;
-    drop(out);
     let started = Instant::now();
-    let request = IndexRequest {
-        paths: vec![input],
-        model: ModelChoice {
-            device: DeviceChoice::Cpu,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
     let dir = work.join("index");
-    let report = indexing::index(&dir, &request, &Quiet)?;
+    let report = index_records(
+        &dir,
+        &work.join("collection.jsonl"),
+        chosen.values().copied(),
+    )?;
     eprintln!(
         "collection: {} records ({} embedded now) in {:.1} s",
         report.records,
@@ -329,22 +318,7 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         copy_dir(collection, &dir)?;
         let ids: Vec<String> = day.iter().map(|p| p.id.clone()).collect();
         indexing::remove(&dir, &ids, &Quiet)?;
-        let input = work.join("last-day.jsonl");
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&input)?);
-        for p in day {
-            writeln!(out, "{}", p.line)?;
-        }
-        out.flush()?;
-        drop(out);
-        let request = IndexRequest {
-            paths: vec![input],
-            model: ModelChoice {
-                device: DeviceChoice::Cpu,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let report = indexing::index(&dir, &request, &Quiet)?;
+        let report = index_records(&dir, &work.join("last-day.jsonl"), day.iter().copied())?;
         eprintln!("speed index: the last run added {}", report.added);
         for (c, tuned, liked, disliked) in profiles {
             if !tuned {
@@ -402,6 +376,30 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         times[5], times[0], times[10]
     );
     Ok(())
+}
+
+/// Writes `papers` as JSON Lines to `input` and indexes them into `dir`
+/// as `papers index` would.
+fn index_records<'a>(
+    dir: &Path,
+    input: &Path,
+    papers: impl Iterator<Item = &'a Paper>,
+) -> BoxResult<papers::index::UpdateReport> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(input)?);
+    for p in papers {
+        writeln!(out, "{}", p.line)?;
+    }
+    out.flush()?;
+    drop(out);
+    let request = IndexRequest {
+        paths: vec![input.to_path_buf()],
+        model: ModelChoice {
+            device: DeviceChoice::Cpu,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Ok(indexing::index(dir, &request, &Quiet)?)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
