@@ -1,5 +1,5 @@
 //! `papers feed`: the new papers ([`select`]) ranked by each tag's
-//! profile ([`ranker::CHOSEN`]), each hit with why: the tag, the liked
+//! profile ([`super::ranker::CHOSEN`]), each hit with why: the tag, the liked
 //! paper it is closest to, and the sentence of its abstract that shares
 //! most with that paper.
 //!
