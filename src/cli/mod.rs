@@ -4,8 +4,10 @@
 mod feed;
 mod index;
 mod model;
+mod open;
 mod query;
 mod serve;
+mod shell;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -70,6 +72,8 @@ enum Command {
     Tags,
     /// Rank the new papers (by default those the last `papers index` added) by your tags
     Feed(feed::FeedArgs),
+    /// Open a paper's arXiv page in the browser (prints the URL when there is none)
+    Open(open::OpenArgs),
     /// Check every file of the index for damage (reads all of it)
     Check,
     /// Convert an index of an older format in place (nothing is embedded again)
@@ -84,6 +88,10 @@ enum Command {
     Mcp(serve::McpArgs),
     /// Index new or changed dumps as they appear in a folder, until Ctrl-C
     Watch(serve::WatchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff: `papers man | man -l -`)
+    Man,
 }
 
 /// Which model to use and where to run it.
@@ -289,6 +297,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Untag(args) => feed::untag(&ctx, args),
         Command::Tags => feed::tags(&ctx),
         Command::Feed(args) => feed::feed(&ctx, args),
+        Command::Open(args) => open::open(&ctx, args),
         Command::Check => query::check(&ctx),
         Command::Upgrade => index::upgrade(&ctx),
         Command::Embed(args) => model::embed(&ctx, args),
@@ -296,6 +305,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve(args) => serve::serve(&ctx, args),
         Command::Mcp(args) => serve::mcp(&ctx, args),
         Command::Watch(args) => serve::watch(&ctx, args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man => shell::man(),
     }
 }
 

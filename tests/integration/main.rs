@@ -18,4 +18,5 @@ mod safety;
 mod serve;
 mod storage;
 mod util;
+mod verbs;
 mod watch;
