@@ -1,6 +1,7 @@
 //! The command line: clap types, turned at once into library calls. Flags
 //! are parsed here and nowhere else.
 
+mod export;
 mod feed;
 mod index;
 mod model;
@@ -72,6 +73,8 @@ enum Command {
     Tags,
     /// Rank the new papers (by default those the last `papers index` added) by your tags
     Feed(feed::FeedArgs),
+    /// Print papers as BibTeX, CSV or Markdown (by id, or a result list piped in)
+    Export(export::ExportArgs),
     /// Open a paper's arXiv page in the browser (prints the URL when there is none)
     Open(open::OpenArgs),
     /// Check every file of the index for damage (reads all of it)
@@ -297,6 +300,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Untag(args) => feed::untag(&ctx, args),
         Command::Tags => feed::tags(&ctx),
         Command::Feed(args) => feed::feed(&ctx, args),
+        Command::Export(args) => export::export(&ctx, args),
         Command::Open(args) => open::open(&ctx, args),
         Command::Check => query::check(&ctx),
         Command::Upgrade => index::upgrade(&ctx),

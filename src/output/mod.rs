@@ -4,6 +4,7 @@
 //! binary's business.
 
 pub mod digest;
+pub mod export;
 pub mod feed;
 pub mod human;
 pub mod json;

@@ -81,3 +81,82 @@ fn open_hands_the_arxiv_page_to_the_browser_or_prints_it() {
     papers_in(small_index(), &["open", id["id"].as_str().unwrap()])
         .fails(1, &["has no arXiv id", "papers show"]);
 }
+
+/// `papers ARGS` on `index` with `input` on stdin.
+fn piped(index: &Path, args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut cmd = papers();
+    cmd.env("PAPERS_INDEX", index)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn export_writes_bibtex_csv_and_markdown_from_ids_or_a_result_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let records = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/records.jsonl");
+    papers_in(&index, &["index", records.to_str().unwrap()]).ok();
+
+    let bib = papers_in(
+        &index,
+        &["export", "2501.00001", "arXiv:2501.00002v2", "2501.00001"],
+    )
+    .ok()
+    .stdout;
+    assert_eq!(bib.matches("@misc{").count(), 2, "duplicates once: {bib}");
+    assert!(bib.contains("@misc{lovelace2025rotary,"), "{bib}");
+    assert!(bib.contains("author = {Ada Lovelace and Alan Turing and Grace Hopper}"));
+    assert!(bib.contains("eprint = {2501.00001}") && bib.contains("archivePrefix = {arXiv}"));
+    let depth = bib.chars().try_fold(0i32, |d, c| match c {
+        '{' => Some(d + 1),
+        '}' if d > 0 => Some(d - 1),
+        '}' => None,
+        _ => Some(d),
+    });
+    assert_eq!(depth, Some(0), "braces balance");
+
+    // A result list piped in: every hit, in order.
+    let hits = papers_in(&index, &["search", "--json", "rotary", "-k", "2"])
+        .ok()
+        .stdout;
+    let out = piped(&index, &["export", "--format", "csv"], &hits);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert!(rows[0].starts_with("id,arxiv_id,title,authors"));
+    let first: serde_json::Value = serde_json::from_str(hits.lines().next().unwrap()).unwrap();
+    assert!(rows[1].starts_with(first["id"].as_str().unwrap()), "{csv}");
+
+    let out = piped(&index, &["export", "--format", "markdown"], "2501.00002\n");
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    let shown: serde_json::Value = papers_in(&index, &["show", "--json", "2501.00002"])
+        .ok()
+        .json();
+    let short = &shown["id"].as_str().unwrap()[..8];
+    assert_eq!(
+        markdown.trim(),
+        format!("- [Sparse and Dense Retrieval, Fused](https://arxiv.org/abs/2501.00002) · Edsger Dijkstra, Barbara Liskov · `{short}`")
+    );
+
+    papers_in(&index, &["export", "ffff0000"]).fails(1, &["unknown id `ffff0000`"]);
+    papers_in(&index, &["export"]).fails(1, &["nothing to export"]);
+    let bad = piped(&index, &["export"], "{\"score\": 1}\n");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: a JSON object without"));
+}

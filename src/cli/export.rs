@@ -1,0 +1,94 @@
+//! `papers export`: papers as BibTeX, CSV or Markdown, named by id or piped
+//! in as a result list (`papers search ... | papers export`).
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, ValueEnum};
+
+use papers::output::export::{render, Export};
+use papers::search::Searcher;
+
+use super::Context;
+
+/// Arguments of `papers export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Papers to export (ids, unique prefixes, arXiv ids); without any,
+    /// the papers of the JSON Lines on stdin (what search, similar, list and
+    /// feed print) or of its lines of ids
+    #[arg(value_name = "ID")]
+    ids: Vec<String>,
+
+    /// The format
+    #[arg(long, value_enum, default_value_t = ExportFormat::Bibtex)]
+    format: ExportFormat,
+}
+
+/// `--format` values of `papers export`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// BibTeX entries (arXiv papers with eprint and archivePrefix)
+    Bibtex,
+    /// CSV with a header row
+    Csv,
+    /// A Markdown list with links
+    Markdown,
+}
+
+/// The ids of a result list on stdin: each line's `id`, or the line itself.
+fn piped_ids() -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.context("standard input")?;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with('{') {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .with_context(|| format!("standard input: line {}: not JSON", n + 1))?;
+            match value.get("id").and_then(|v| v.as_str()) {
+                Some(id) => ids.push(id.to_string()),
+                None => bail!(
+                    "standard input: line {}: a JSON object without \"id\"",
+                    n + 1
+                ),
+            }
+        } else {
+            ids.push(line.to_string());
+        }
+    }
+    Ok(ids)
+}
+
+pub fn export(ctx: &Context, args: ExportArgs) -> Result<()> {
+    let ids = if !args.ids.is_empty() {
+        args.ids
+    } else if std::io::stdin().is_terminal() {
+        bail!("name papers to export (`papers export ID...`) or pipe a result list into it (`papers search ... | papers export`)");
+    } else {
+        piped_ids()?
+    };
+    if ids.is_empty() {
+        bail!("nothing to export: no ids were given and none came on standard input");
+    }
+    let searcher = Searcher::open(&ctx.index_dir, &Default::default())?;
+    let mut seen = std::collections::HashSet::new();
+    let mut papers = Vec::new();
+    for id in &ids {
+        let paper = searcher.show(id)?;
+        if seen.insert(paper.id) {
+            papers.push(paper);
+        }
+    }
+    let format = match args.format {
+        ExportFormat::Bibtex => Export::Bibtex,
+        ExportFormat::Csv => Export::Csv,
+        ExportFormat::Markdown => Export::Markdown,
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(render(&papers, format).as_bytes())?;
+    Ok(())
+}

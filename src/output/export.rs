@@ -1,0 +1,217 @@
+//! Papers as a reference list: BibTeX for LaTeX, CSV for a spreadsheet,
+//! Markdown for notes (`papers export`). Records with an arXiv id become
+//! `@misc` entries with `eprint`/`archivePrefix` (biblatex's and
+//! natbib's arXiv form); records from text dumps, which have no title or
+//! authors, become `@misc` entries titled by their headline, with a note
+//! saying where they were seen.
+
+use std::collections::HashSet;
+
+use crate::paper::Paper;
+
+/// An export format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Export {
+    /// BibTeX entries.
+    Bibtex,
+    /// CSV with a header row (RFC 4180 quoting).
+    Csv,
+    /// A Markdown list.
+    Markdown,
+}
+
+/// `papers` in `format`.
+pub fn render(papers: &[Paper], format: Export) -> String {
+    match format {
+        Export::Bibtex => bibtex(papers),
+        Export::Csv => csv(papers),
+        Export::Markdown => markdown(papers),
+    }
+}
+
+fn title(paper: &Paper) -> String {
+    match &paper.meta {
+        Some(m) if !m.title.is_empty() => m.title.clone(),
+        _ => paper.headline(),
+    }
+}
+
+fn authors(paper: &Paper) -> &[String] {
+    paper.meta.as_ref().map_or(&[], |m| m.authors.as_slice())
+}
+
+fn url(paper: &Paper) -> Option<String> {
+    paper
+        .arxiv_id()
+        .map(|id| format!("https://arxiv.org/abs/{id}"))
+}
+
+fn year(paper: &Paper) -> Option<u32> {
+    paper.date().map(|d| d / 10_000).or_else(|| {
+        // arXiv ids start with YYMM.
+        let id = paper.arxiv_id()?;
+        id.get(..2)?.parse::<u32>().ok().map(|yy| 2000 + yy)
+    })
+}
+
+/// Text safe inside a BibTeX field: LaTeX's special characters escaped,
+/// braces too (so a field always closes where it should).
+fn tex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '{' | '}' | '&' | '%' | '$' | '#' | '_' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `lastname` + year + first long title word, lower-case ASCII letters
+/// and digits: `lovelace2025rotary`; `papers-<short id>` without authors.
+fn key(paper: &Paper) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let Some(first) = authors(paper).first() else {
+        return format!("papers-{}", paper.id.short());
+    };
+    let last = clean(first.split_whitespace().last().unwrap_or(first));
+    let word = title(paper)
+        .split_whitespace()
+        .map(clean)
+        .find(|w| w.len() > 3)
+        .unwrap_or_default();
+    let year = year(paper).map(|y| y.to_string()).unwrap_or_default();
+    format!("{last}{year}{word}")
+}
+
+fn bibtex(papers: &[Paper]) -> String {
+    let mut used = HashSet::new();
+    let mut out = String::new();
+    for paper in papers {
+        let base = key(paper);
+        let mut key = base.clone();
+        for suffix in 'a'..='z' {
+            if used.insert(key.clone()) {
+                break;
+            }
+            key = format!("{base}{suffix}");
+        }
+        let mut fields = vec![("title", format!("{{{}}}", tex(&title(paper))))];
+        if !authors(paper).is_empty() {
+            let names: Vec<String> = authors(paper).iter().map(|a| tex(a)).collect();
+            fields.push(("author", names.join(" and ")));
+        }
+        if let Some(year) = year(paper) {
+            fields.push(("year", year.to_string()));
+        }
+        if let Some(id) = paper.arxiv_id() {
+            fields.push(("eprint", id.to_string()));
+            fields.push(("archivePrefix", "arXiv".into()));
+            if let Some(category) = paper.meta.as_ref().and_then(|m| m.categories.first()) {
+                fields.push(("primaryClass", tex(category)));
+            }
+        }
+        if let Some(url) = url(paper) {
+            fields.push(("url", url));
+        } else if let Some(source) = paper.sources.first() {
+            fields.push(("note", format!("Seen in {}", tex(&source.file))));
+        }
+        fields.push(("abstract", tex(&paper.text)));
+        fields.push(("papers_id", paper.id.hex()));
+        out.push_str(&format!("@misc{{{key},\n"));
+        for (name, value) in fields {
+            out.push_str(&format!("  {name} = {{{value}}},\n"));
+        }
+        out.push_str("}\n\n");
+    }
+    out
+}
+
+/// A CSV field, quoted when it needs to be.
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn csv(papers: &[Paper]) -> String {
+    let mut out = String::from("id,arxiv_id,title,authors,published,url,sources,abstract\r\n");
+    for paper in papers {
+        let sources: Vec<String> = paper
+            .sources
+            .iter()
+            .map(|s| format!("{}#{}", s.file, s.paragraph))
+            .collect();
+        let row = [
+            paper.id.hex(),
+            paper.arxiv_id().unwrap_or_default().to_string(),
+            title(paper),
+            authors(paper).join("; "),
+            paper
+                .date()
+                .map(crate::paper::format_date)
+                .unwrap_or_default(),
+            url(paper).unwrap_or_default(),
+            sources.join("; "),
+            paper.text.clone(),
+        ];
+        let row: Vec<String> = row.iter().map(|f| field(f)).collect();
+        out.push_str(&row.join(","));
+        out.push_str("\r\n");
+    }
+    out
+}
+
+fn markdown(papers: &[Paper]) -> String {
+    let mut out = String::new();
+    for paper in papers {
+        let heading = title(paper).replace(['[', ']'], "");
+        let linked = match url(paper) {
+            Some(url) => format!("[{heading}]({url})"),
+            None => heading,
+        };
+        let mut parts = vec![linked];
+        let names = authors(paper);
+        match names {
+            [] => {}
+            [a] => parts.push(a.clone()),
+            [a, b] => parts.push(format!("{a}, {b}")),
+            [a, ..] => parts.push(format!("{a} et al.")),
+        }
+        if let Some(date) = paper.date() {
+            parts.push(crate::paper::format_date(date));
+        }
+        parts.push(format!("`{}`", paper.id.short()));
+        out.push_str(&format!("- {}\n", parts.join(" · ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            tex("50% of {x} & $y_1$"),
+            "50\\% of \\{x\\} \\& \\$y\\_1\\$"
+        );
+        assert_eq!(field("a, \"b\""), "\"a, \"\"b\"\"\"");
+        assert_eq!(field("plain"), "plain");
+    }
+}
