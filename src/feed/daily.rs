@@ -174,9 +174,6 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let vector = |row: usize| index.vector(row);
     let new_vectors: Vec<Vec<f32>> = candidates.iter().map(|&r| vector(r)).collect();
     let new_refs: Vec<&[f32]> = new_vectors.iter().map(Vec::as_slice).collect();
-    let live: Vec<usize> = (0..index.rows())
-        .filter(|r| index.is_live(*r) && !tagged.contains(r))
-        .collect();
     // What earlier calls learnt for these tags on this state of the
     // collection: the background is read only to train what is missing.
     let keys: Vec<String> = wanted
@@ -197,6 +194,9 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         .collect();
     let reads_words = CHOSEN.reads_words();
     let background_rows = if reads_words || learnt.iter().any(Option::is_none) {
+        let live: Vec<usize> = (0..index.rows())
+            .filter(|r| index.is_live(*r) && !tagged.contains(r))
+            .collect();
         background_sample(&live)
     } else {
         Vec::new()
