@@ -296,6 +296,27 @@ fn read_embedding(value: Option<&Value>) -> Result<Vec<f32>, String> {
         .collect()
 }
 
+/// The id in a paper's page address, as people paste them: arXiv's
+/// abstract or PDF page (`https://arxiv.org/abs/2405.01234v2`,
+/// `arxiv.org/pdf/2405.01234.pdf`) or Hugging Face's paper page; other
+/// text is returned as it is.
+pub fn id_in_page_url(text: &str) -> &str {
+    let text = text.trim();
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .unwrap_or(text);
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    ["arxiv.org/abs/", "arxiv.org/pdf/", "huggingface.co/papers/"]
+        .iter()
+        .find_map(|page| rest.strip_prefix(page))
+        .map(|id| {
+            let id = id.trim_end_matches('/');
+            id.strip_suffix(".pdf").unwrap_or(id)
+        })
+        .unwrap_or(text)
+}
+
 /// `2405.01234`, `2405.01234v2`, `arXiv:2405.01234` or an old-style
 /// `hep-th/9901001` as the bare id without version; `None` otherwise.
 pub fn arxiv_id(id: &str) -> Option<String> {

@@ -50,7 +50,7 @@ pub struct FeedArgs {
     tags: Vec<String>,
 
     /// Number of papers
-    #[arg(short = 'k', long = "limit", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "limit", default_value_t = 20, value_parser = super::parse_count)]
     limit: u64,
 
     /// Rank the papers added or published since this date (YYYY-MM-DD)

@@ -141,7 +141,7 @@ enum StrategyArg {
 #[derive(Debug, Clone, Args)]
 pub struct RankArgs {
     /// Number of results
-    #[arg(short = 'k', long = "limit", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "limit", default_value_t = 10, value_parser = parse_count)]
     limit: u64,
 
     /// Only results with at least this cosine similarity (-1 to 1)
@@ -172,6 +172,14 @@ pub struct RankArgs {
     until: Option<u32>,
 }
 
+/// Parses a count of results: a whole number of at least 1.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{text}' is not a whole number of at least 1")),
+    }
+}
+
 /// Parses a cosine similarity: a number from -1 to 1.
 pub fn parse_cosine(text: &str) -> Result<f32, String> {
     match text.trim().parse::<f32>() {
@@ -198,8 +206,19 @@ fn parse_date_arg(text: &str) -> Result<u32, String> {
 }
 
 impl RankArgs {
-    fn options(&self) -> SearchOptions {
-        SearchOptions {
+    /// The options; `--since` after `--until` is an error (no day is in
+    /// that range).
+    fn options(&self) -> Result<SearchOptions> {
+        if let (Some(since), Some(until)) = (self.since, self.until) {
+            if since > until {
+                anyhow::bail!(
+                    "--since {} is after --until {}: no day is in that range",
+                    papers::paper::format_date(since),
+                    papers::paper::format_date(until)
+                );
+            }
+        }
+        Ok(SearchOptions {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
             mode: Default::default(),
@@ -216,7 +235,7 @@ impl RankArgs {
                 (_, _, Some(StrategyArg::Graph)) => Strategy::Graph,
                 (_, _, Some(StrategyArg::Auto) | None) => Strategy::Auto,
             },
-        }
+        })
     }
 }
 

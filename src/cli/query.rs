@@ -134,7 +134,7 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     };
     let options = SearchOptions {
         mode,
-        ..args.rank.options()
+        ..args.rank.options()?
     };
     let searcher = Searcher::open_for(&ctx.index_dir, &args.model.choice(), &options, &|m| {
         ctx.note(m)
@@ -152,7 +152,7 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
 }
 
 pub fn similar(ctx: &Context, args: SimilarArgs) -> Result<()> {
-    let results = open(ctx)?.similar(&args.ids, &args.not, &args.rank.options())?;
+    let results = open(ctx)?.similar(&args.ids, &args.not, &args.rank.options()?)?;
     ctx.printer().hits(&results)?;
     Ok(())
 }

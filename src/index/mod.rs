@@ -370,6 +370,7 @@ impl Index {
     /// (a BEIR `_id`, an export's key) is exactly `prefix`; an error lists
     /// the candidates when several ids match.
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
+        let prefix = crate::records::id_in_page_url(prefix);
         let db = self.db();
         // An input's own id is the most specific: it wins over a hex prefix
         // that happens to spell it (BEIR's ids are decimal).

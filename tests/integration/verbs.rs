@@ -160,3 +160,44 @@ fn export_writes_bibtex_csv_and_markdown_from_ids_or_a_result_list() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: a JSON object without"));
 }
+
+#[test]
+fn page_addresses_are_ids_and_impossible_arguments_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let records = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/records.jsonl");
+    papers_in(&index, &["index", records.to_str().unwrap()]).ok();
+    let id = |given: &str| -> String {
+        let shown: serde_json::Value = papers_in(&index, &["show", "--json", given]).ok().json();
+        shown["id"].as_str().unwrap().to_string()
+    };
+    let want = id("2501.00001");
+    for pasted in [
+        "https://arxiv.org/abs/2501.00001v1",
+        "http://www.arxiv.org/abs/2501.00001",
+        "arxiv.org/pdf/2501.00001.pdf",
+        "https://huggingface.co/papers/2501.00001",
+    ] {
+        assert_eq!(id(pasted), want, "{pasted}");
+    }
+    let zero = papers_in(&index, &["search", "x", "-k", "0"]);
+    assert_eq!(zero.code, 2);
+    assert!(
+        zero.stderr
+            .contains("'0' is not a whole number of at least 1"),
+        "{}",
+        zero.stderr
+    );
+    papers_in(
+        &index,
+        &[
+            "search",
+            "x",
+            "--since",
+            "2026-08-01",
+            "--until",
+            "2026-07-01",
+        ],
+    )
+    .fails(1, &["--since 2026-08-01 is after --until 2026-07-01"]);
+}
