@@ -76,11 +76,25 @@ fn main() -> papers::Result<()> {
             .iter()
             .map(|prefix| index.resolve(prefix))
             .collect::<papers::Result<_>>()?;
-        for mode in [Mode::Semantic, Mode::Lexical, Mode::Hybrid] {
+        // The ranking with every hit listed (`--min-score 0`), then what
+        // `papers search` answers by default, below the floor left out.
+        let runs = [
+            (Mode::Semantic, Some(0.0), "semantic"),
+            (Mode::Lexical, Some(0.0), "lexical"),
+            (Mode::Hybrid, Some(0.0), "hybrid"),
+            (Mode::Semantic, None, "semantic, default floor"),
+            (Mode::Lexical, None, "lexical, default floor"),
+            (Mode::Hybrid, None, "hybrid, default floor"),
+        ];
+        for (mode, min_score, name) in runs {
             // What `papers search --mode MODE -k 10 QUERY` answers.
             let question = Query {
                 paragraphs: query::paragraphs(&q.query)?,
-                options: SearchOptions { mode, ..options },
+                options: SearchOptions {
+                    mode,
+                    min_score,
+                    ..options.clone()
+                },
                 explain: false,
             };
             let rows: Vec<usize> = query::answer(&index, Some(&model as &dyn Embedder), &question)?
@@ -95,12 +109,12 @@ fn main() -> papers::Result<()> {
                 "known-item"
             };
             table
-                .entry((mode.name(), group.to_string()))
+                .entry((name, group.to_string()))
                 .or_default()
                 .push(scores);
             if q.kind != group {
                 table
-                    .entry((mode.name(), q.kind.clone()))
+                    .entry((name, q.kind.clone()))
                     .or_default()
                     .push(scores);
             }
@@ -115,7 +129,14 @@ fn main() -> papers::Result<()> {
     println!("| queries | n | mode | MRR@10 | Recall@10 | nDCG@10 |");
     println!("|---|---|---|---|---|---|");
     for kind in ["known-item", "known", "paraphrase", "tail", "topical"] {
-        for mode in ["semantic", "lexical", "hybrid"] {
+        for mode in [
+            "semantic",
+            "lexical",
+            "hybrid",
+            "semantic, default floor",
+            "lexical, default floor",
+            "hybrid, default floor",
+        ] {
             let Some(rows) = table.get(&(mode, kind.to_string())) else {
                 continue;
             };

@@ -71,7 +71,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// None of the input paths held a Daily Papers dump.
-    #[error("no Daily Papers dumps found in {paths}{}", if reason.is_empty() { String::new() } else { format!(" ({reason})") })]
+    #[error("nothing to index in {paths}: no Daily Papers dump or record{}", if reason.is_empty() { String::new() } else { format!(" ({reason})") })]
     NoDumps {
         /// The input paths, joined for display.
         paths: String,
@@ -178,11 +178,14 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C) before anything was written.
     #[error("interrupted")]
     Interrupted,
-    /// `papers index` was stopped by Ctrl-C before it wrote anything.
-    #[error("stopped by Ctrl-C; nothing was written and the index keeps its {kept} records (run the same command again to finish)")]
+    /// `papers index` was stopped by Ctrl-C; the batches embedded before
+    /// it were committed.
+    #[error("{}", stopped(*added, *records))]
     IndexingStopped {
-        /// Records the index still has.
-        kept: usize,
+        /// New records kept (embedded before the stop).
+        added: usize,
+        /// Records the index has now.
+        records: usize,
     },
     /// No record has an id starting with this prefix.
     #[error("unknown id `{id}`")]
@@ -235,6 +238,15 @@ pub enum Error {
     /// The MCP connection failed (not a tool's error: those are answers).
     #[error("MCP: {0}")]
     Mcp(String),
+}
+
+/// What a stopped `papers index` says.
+fn stopped(added: usize, records: usize) -> String {
+    if added == 0 {
+        format!("stopped by Ctrl-C before a batch was finished; nothing was written and the index keeps its {records} records (run the same command again to finish)")
+    } else {
+        format!("stopped by Ctrl-C; kept the {added} new records embedded so far, {records} records in all (run the same command again to finish)")
+    }
 }
 
 impl Error {

@@ -38,8 +38,8 @@ pub trait Observer: Sync {
         let _ = passages;
     }
 
-    /// `done` passages are embedded; `Break` stops the run before it
-    /// writes anything ([`Error::IndexingStopped`]).
+    /// `done` passages are embedded; `Break` stops the run: the batches
+    /// embedded so far are committed ([`Error::IndexingStopped`]).
     fn embedded(&self, done: usize) -> ControlFlow<()> {
         let _ = done;
         ControlFlow::Continue(())
@@ -68,6 +68,9 @@ pub struct IndexRequest {
     /// With `embeddings`, skip re-embedding a sample to check the vectors
     /// come from this model.
     pub no_verify: bool,
+    /// Records embedded per batch, the work a stop keeps (0:
+    /// [`COMMIT_BATCH`]).
+    pub batch: usize,
 }
 
 /// How many records of an `--embeddings` input are embedded again to check
@@ -138,7 +141,22 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         }
     }
 
+    // Papers the reader removed stay out (see `index::removed`); a rebuild
+    // reads them from the database it replaces.
+    let kept_out = match &existing {
+        Some(index) => index.db().kept_out()?,
+        None => Index::open(dir)
+            .ok()
+            .and_then(|old| old.db().kept_out().ok())
+            .unwrap_or_default(),
+    };
+    let mut corpus = corpus;
+    let unique = corpus.papers.len();
+    if !kept_out.is_empty() {
+        corpus.papers.retain(|paper| !kept_out.contains(paper));
+    }
     let mut update = Update::new(existing.as_ref(), &corpus)?;
+    update.keep_out(unique - corpus.papers.len());
     let stamp = match manifest {
         Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
         _ if request.embeddings => {
@@ -148,12 +166,28 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             let model = request
                 .model
                 .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?;
-            embed_pending(&model.embedder, &mut update, observer).map_err(|e| match e {
-                Error::Interrupted => Error::IndexingStopped {
-                    kept: existing.as_ref().map_or(0, Index::len),
-                },
-                other => other,
-            })?;
+            let batch = if request.batch == 0 {
+                COMMIT_BATCH
+            } else {
+                request.batch
+            };
+            match embed_pending(&model.embedder, &mut update, batch, observer) {
+                Ok(()) => {}
+                Err(Error::Interrupted) => {
+                    // Keep the finished batches: commit what was embedded.
+                    update.drop_unembedded();
+                    let records = if update.is_noop() {
+                        existing.as_ref().map_or(0, Index::len)
+                    } else {
+                        update.commit(dir, &model.stamp())?.records
+                    };
+                    return Err(Error::IndexingStopped {
+                        added: records - existing.as_ref().map_or(0, Index::len).min(records),
+                        records,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
             model.stamp()
         }
     };
@@ -290,18 +324,91 @@ fn unit(v: &[f32]) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
+/// Records embedded between the points where a stopped run can keep its
+/// work: a Ctrl-C keeps every finished batch.
+pub const COMMIT_BATCH: usize = 256;
+
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
-/// from the index at `dir` and commits the rest; no model is needed.
-pub fn remove(dir: &Path, ids: &[String], observer: &dyn Observer) -> Result<UpdateReport> {
+/// from the index at `dir` and commits the rest, remembering them so that
+/// indexing keeps them out (see [`crate::index::removed`]); no model is
+/// needed. Returns the report and the records removed.
+pub fn remove(
+    dir: &Path,
+    ids: &[String],
+    observer: &dyn Observer,
+) -> Result<(UpdateReport, Vec<crate::paper::Paper>)> {
     let _lock = lock_index(dir, observer)?;
     let index = Index::open(dir)?;
+    let rows = resolve_all(&index, ids)?;
+    let papers = rows
+        .iter()
+        .map(|&row| index.paper(row))
+        .collect::<Result<Vec<_>>>()?;
+    let report = Update::remove(&index, &rows)?.commit(dir, &ModelStamp::of(index.manifest()))?;
+    Ok((report, papers))
+}
+
+/// The distinct rows `ids` name, in row order; the first id that names
+/// nothing is the error.
+pub fn resolve_all(index: &Index, ids: &[String]) -> Result<Vec<usize>> {
     let mut rows = ids
         .iter()
         .map(|id| index.resolve(id))
         .collect::<Result<Vec<_>>>()?;
     rows.sort_unstable();
     rows.dedup();
-    Update::remove(&index, &rows)?.commit(dir, &ModelStamp::of(index.manifest()))
+    Ok(rows)
+}
+
+/// Forgets the removals `ids` name (full ids, unique prefixes of at
+/// least four digits, or arXiv ids, among the removed papers), so that the
+/// next `papers index` of their input brings them back. Returns the
+/// records whose removal was forgotten.
+pub fn unremove(
+    dir: &Path,
+    ids: &[String],
+    observer: &dyn Observer,
+) -> Result<Vec<crate::paper::Paper>> {
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let removals = index.db().removals()?;
+    let mut chosen: Vec<crate::paper::Paper> = Vec::new();
+    for id in ids {
+        let wanted = crate::records::id_in_page_url(id);
+        let arxiv = crate::records::arxiv_id(wanted);
+        let matches: Vec<&crate::paper::Paper> = removals
+            .iter()
+            .map(|r| &r.paper)
+            .filter(|p| match &arxiv {
+                Some(a) => p.arxiv_id().and_then(crate::records::arxiv_id).as_ref() == Some(a),
+                None => wanted.len() >= 4 && p.id.hex().starts_with(&wanted.to_ascii_lowercase()),
+            })
+            .collect();
+        match matches.as_slice() {
+            [] => {
+                return Err(Error::InvalidArgument {
+                    name: "--undo".into(),
+                    reason: format!(
+                        "`{id}` names no removed paper (`papers remove --list` lists them)"
+                    ),
+                })
+            }
+            [paper] => {
+                if !chosen.iter().any(|c| c.id == paper.id) {
+                    chosen.push((*paper).clone());
+                }
+            }
+            many => {
+                return Err(Error::AmbiguousId {
+                    prefix: id.clone(),
+                    candidates: many.iter().map(|p| p.id.hex()).collect(),
+                })
+            }
+        }
+    }
+    let full: Vec<String> = chosen.iter().map(|p| p.id.hex()).collect();
+    crate::index::db::Db::open(index.data_dir(), true)?.unremove(&full)?;
+    Ok(chosen)
 }
 
 /// Converts the format-2 index at `dir` to the current format, under the
@@ -375,9 +482,10 @@ pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
 pub fn embed_pending(
     embedder: &dyn Embedder,
     update: &mut Update,
+    batch: usize,
     observer: &dyn Observer,
 ) -> Result<()> {
-    let (positions, mut texts): (Vec<usize>, Vec<String>) = update
+    let (positions, texts): (Vec<usize>, Vec<String>) = update
         .pending()
         .into_iter()
         .map(|(p, t)| (p, t.to_string()))
@@ -385,26 +493,33 @@ pub fn embed_pending(
     if texts.is_empty() {
         return Ok(());
     }
-    // Each record's windows follow all the records' own texts.
-    let mut window_counts = Vec::with_capacity(texts.len());
-    let mut window_texts = Vec::new();
-    for text in &texts {
-        let windows = embedder.windows(text)?;
-        window_counts.push(windows.len());
-        window_texts.extend(windows);
-    }
-    texts.extend(window_texts);
-    observer.embedding(texts.len());
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let mut vectors = embedder
-        .embed(&refs, &mut |done| observer.embedded(done))?
-        .into_iter();
-    for &position in &positions {
-        let vector = vectors.next().expect("one vector per text");
-        update.set_vector(position, vector);
-    }
-    for (&position, count) in positions.iter().zip(window_counts) {
-        update.set_windows(position, vectors.by_ref().take(count).collect());
+    let windows = texts
+        .iter()
+        .map(|text| embedder.windows(text))
+        .collect::<Result<Vec<_>>>()?;
+    observer.embedding(texts.len() + windows.iter().map(Vec::len).sum::<usize>());
+    // A batch of records at a time, each with its windows, so that a stop
+    // keeps the batches finished before it.
+    let mut done = 0;
+    for batch in (0..texts.len()).collect::<Vec<_>>().chunks(batch.max(1)) {
+        let mut refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+        for &i in batch {
+            refs.extend(windows[i].iter().map(String::as_str));
+        }
+        let mut vectors = embedder
+            .embed(&refs, &mut |n| observer.embedded(done + n))?
+            .into_iter();
+        for &i in batch {
+            let vector = vectors.next().expect("one vector per text");
+            update.set_vector(positions[i], vector);
+        }
+        for &i in batch {
+            update.set_windows(
+                positions[i],
+                vectors.by_ref().take(windows[i].len()).collect(),
+            );
+        }
+        done += refs.len();
     }
     Ok(())
 }

@@ -100,7 +100,11 @@ pub fn validate_prefix(prefix: &str) -> Result<String, Error> {
         reason,
     };
     if !lower.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(invalid("ids are hex digits".into()));
+        return Err(invalid(
+            "no record has it as its own id or arXiv id, and it is not a hex id \
+             (16 hex digits, or a unique prefix of 4 or more)"
+                .into(),
+        ));
     }
     if lower.len() < MIN_PREFIX {
         return Err(invalid(format!("give at least {MIN_PREFIX} hex digits")));
@@ -148,6 +152,19 @@ pub struct Meta {
     /// The day a daily list (Hugging Face's) featured it, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed: Option<String>,
+    /// Hugging Face upvotes, when the daily list gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upvotes: Option<u64>,
+    /// The paper's code repository (Hugging Face's `githubRepo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<String>,
+    /// Keywords (Hugging Face's `ai_keywords`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    /// A one-sentence summary written by a model (Hugging Face's
+    /// `ai_summary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ai_summary: Option<String>,
     /// The abstract as the input gave it, when cleaning (white space,
     /// LaTeX) changed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,12 +285,21 @@ impl Paper {
         self.sources.len() - before
     }
 
-    /// A short display title: the real title when known, else the first
-    /// sentence, cut on a word boundary.
+    /// The title when known, else the abstract's [`key_sentence`], whole:
+    /// what a table wraps to its width.
+    pub fn title_or_key_sentence(&self) -> &str {
+        match &self.meta {
+            Some(meta) if !meta.title.is_empty() => &meta.title,
+            _ => key_sentence(&self.text),
+        }
+    }
+
+    /// A short display title: the real title when known, else the
+    /// abstract's [`key_sentence`], cut on a word boundary.
     pub fn headline(&self) -> String {
         match &self.meta {
             Some(meta) if !meta.title.is_empty() => headline(&meta.title, HEADLINE_LEN),
-            _ => headline(&self.text, HEADLINE_LEN),
+            _ => headline(key_sentence(&self.text), HEADLINE_LEN),
         }
     }
 }
@@ -305,6 +331,44 @@ pub fn headline(text: &str, max: usize) -> String {
         "{}…",
         sentence[..cut].trim_end_matches([',', ';', ':', ' '])
     )
+}
+
+/// Words that open the sentence of an abstract saying what the paper does
+/// ("We propose X, ..."), checked on its first words.
+const CONTRIBUTION: &[&str] = &[
+    "we propose",
+    "we present",
+    "we introduce",
+    "we develop",
+    "we design",
+    "we release",
+    "this paper proposes",
+    "this paper presents",
+    "this paper introduces",
+    "this work proposes",
+    "this work presents",
+    "this work introduces",
+    "in this paper, we",
+    "in this work, we",
+    "here, we",
+    "here we",
+];
+
+/// The sentence of an abstract without a title that reads most like one:
+/// among the first four, the first that says what the paper does ("We
+/// propose X, ..."), else the first. Abstracts open with context ("Large
+/// language models have ...") more often than with their subject.
+pub fn key_sentence(text: &str) -> &str {
+    let all = sentences(text);
+    all.iter()
+        .take(4)
+        .find(|s| {
+            let start: String = s.chars().take(40).collect::<String>().to_lowercase();
+            CONTRIBUTION.iter().any(|cue| start.starts_with(cue))
+        })
+        .or(all.first())
+        .copied()
+        .unwrap_or(text)
 }
 
 /// The text up to the first sentence-ending punctuation followed by a space
@@ -367,6 +431,20 @@ mod tests {
         assert!(validate_prefix("2cf").is_err());
         assert!(validate_prefix("2cfz").is_err());
         assert!(validate_prefix("2cf24dba5fb0a30e0").is_err());
+    }
+
+    #[test]
+    fn an_untitled_paper_is_headed_by_what_it_does() {
+        let source = Source {
+            file: "d.txt".into(),
+            path: "d.txt".into(),
+            paragraph: 1,
+        };
+        let paper = |text: &str| Paper::new(text.into(), source.clone());
+        let text = "Large models are costly. Pruning helps. We propose Slim, a pruner. It works.";
+        assert_eq!(paper(text).headline(), "We propose Slim, a pruner.");
+        let plain = "Large models are costly. Pruning helps.";
+        assert_eq!(paper(plain).headline(), "Large models are costly.");
     }
 
     #[test]

@@ -83,7 +83,9 @@ pub fn parse_dump(text: &str) -> Result<Vec<Paragraph>, ParseError> {
 /// Reads a Hugging Face daily papers JSON dump: a list of entries with
 /// `paper.id` (the arXiv id), `title` (or `paper.title`), `paper.summary`,
 /// `paper.authors` (objects with a `name`, or strings) and `publishedAt`
-/// (or `paper.publishedAt`). Entries without a summary are left out; their
+/// (or `paper.publishedAt`), and when given `paper.upvotes`,
+/// `paper.githubRepo`, `paper.ai_keywords` and `paper.ai_summary`. Entries
+/// without a summary are left out; their
 /// numbers are still counted, so `number` is the entry's 1-based position.
 pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
     use serde_json::Value;
@@ -138,6 +140,24 @@ pub fn hf_entry(entry: &serde_json::Value) -> Option<Paragraph> {
         })
         .unwrap_or_default();
     let id = string(paper.get("id"));
+    // Upvotes come as a number, or as a string in older dumps.
+    let upvotes = paper.get("upvotes").and_then(|v| match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    });
+    let keywords = paper
+        .get("ai_keywords")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let some = |text: &str| (!text.is_empty()).then(|| text.to_string());
     Some(Paragraph {
         number: 0,
         line: 0,
@@ -148,6 +168,10 @@ pub fn hf_entry(entry: &serde_json::Value) -> Option<Paragraph> {
             authors,
             published: date(published),
             listed: date(string(paper.get("submittedOnDailyAt"))),
+            upvotes,
+            github: some(string(paper.get("githubRepo"))),
+            keywords,
+            ai_summary: some(&crate::records::clean(string(paper.get("ai_summary")))),
             original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text)
                 .then(|| raw.to_string()),
             ..Default::default()

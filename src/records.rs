@@ -263,6 +263,24 @@ fn record_value(value: &Value, fields: &Fields) -> Result<Paragraph, String> {
         categories: list(fields.get(value, Field::Categories)),
         published: crate::paper::parse_date(&string(Field::Date)).map(crate::paper::format_date),
         listed: None,
+        // papers' own exports (and Hugging Face-like lines) carry these.
+        upvotes: value.get("upvotes").and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        }),
+        github: value
+            .get("github")
+            .or_else(|| value.get("githubRepo"))
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        keywords: list(value.get("keywords").or_else(|| value.get("ai_keywords"))),
+        ai_summary: value
+            .get("ai_summary")
+            .and_then(|v| v.as_str())
+            .map(clean)
+            .filter(|s| !s.is_empty()),
         original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text).then_some(raw),
     };
     let embedding = if fields.embeddings {

@@ -136,6 +136,7 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
         fields,
         embeddings: given,
         no_verify: args.no_verify,
+        batch: 0,
     };
     let report = execute(ctx, &request)?;
     if ctx.json {
@@ -162,10 +163,14 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         },
     );
     bar.set_style(
-        ProgressStyle::with_template(
-            "embedding {bar:40} {pos}/{len} passages ({per_sec}, eta {eta})",
-        )
-        .expect("valid template"),
+        ProgressStyle::with_template("embedding {bar:40} {pos}/{len} texts ({rate}, {eta} left)")
+            .expect("valid template")
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            ),
     );
     let observer = Terminal { ctx, bar };
     let dir = &ctx.index_dir;
@@ -181,11 +186,17 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         report.skipped,
         report.added,
         report.already_present,
-        if report.replaced > 0 {
-            format!(", {} replaced by a new version", report.replaced)
-        } else {
-            String::new()
-        },
+        [
+            (report.replaced, "replaced by a new version"),
+            (
+                report.kept_out,
+                "kept out (removed earlier; `papers remove --undo ID` brings one back)"
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!(", {n} {what}"))
+        .collect::<String>(),
         report.records,
         dir.display(),
         started.elapsed().as_secs_f64()
@@ -193,20 +204,50 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
     Ok(report)
 }
 
-/// `papers remove ID...`.
-pub fn remove(ctx: &Context, ids: &[String]) -> Result<()> {
+/// `papers remove ID...` (and `--dry-run`, `--undo`, `--list`).
+pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
     let observer = Terminal {
         ctx,
         bar: ProgressBar::hidden(),
     };
-    let report = indexing::remove(&ctx.index_dir, ids, &observer)?;
-    ctx.note(&format!(
-        "removed {} records; {} left",
-        report.removed, report.records
-    ));
-    if ctx.json {
-        ctx.printer().report(&report, &ctx.index_dir)?;
-    }
+    let dir = &ctx.index_dir;
+    let papers = if args.list {
+        let index = papers::index::Index::open(dir)?;
+        let removals = index.removals()?;
+        ctx.note(&format!("{} papers removed", removals.len()));
+        removals.into_iter().map(|r| r.paper).collect()
+    } else if args.dry_run {
+        let index = papers::index::Index::open(dir)?;
+        let rows = indexing::resolve_all(&index, &args.ids)?;
+        let papers = rows
+            .iter()
+            .map(|&row| index.paper(row))
+            .collect::<papers::Result<Vec<_>>>()?;
+        ctx.note(&format!(
+            "would remove {} records (dry run: nothing changed)",
+            papers.len()
+        ));
+        papers
+    } else if args.undo {
+        let papers = indexing::unremove(dir, &args.ids, &observer)?;
+        ctx.note(&format!(
+            "forgot {} removals: the next `papers index` of their input brings them back",
+            papers.len()
+        ));
+        papers
+    } else {
+        let (report, papers) = indexing::remove(dir, &args.ids, &observer)?;
+        ctx.note(&format!(
+            "removed {} records; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
+            report.removed, report.records
+        ));
+        if ctx.json {
+            ctx.printer().report(&report, dir)?;
+            return Ok(());
+        }
+        papers
+    };
+    ctx.printer().list(|f| papers.into_iter().try_for_each(f))?;
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use papers::output::{Format, Printer};
-use papers::search::{DateRange, SearchOptions, Strategy};
+use papers::search::{DateRange, Scope, SearchOptions, Strategy};
 
 /// Local semantic search over Daily Papers abstract dumps.
 ///
@@ -40,8 +40,13 @@ pub struct Cli {
     table: bool,
 
     /// Print no progress or informational messages on stderr
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
+
+    /// Also say which model was loaded and from where (told anyway when
+    /// it is downloaded)
+    #[arg(short, long, global = true)]
+    verbose: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -57,13 +62,13 @@ enum Command {
     Similar(query::SimilarArgs),
     /// Print one paper in full
     Show(query::ShowArgs),
-    /// List every paper of the index (id, headline, where it was seen)
+    /// List every paper of the index, in the order they were added
     List,
     /// Describe the index: records, model, dimension, sources, size
     Info,
     /// List pairs of near-duplicate papers (revised versions, reposts)
     Dupes(query::DupesArgs),
-    /// Drop papers from the index
+    /// Drop papers from the index for good (re-indexing does not bring them back; --undo does)
     Remove(query::RemoveArgs),
     /// Mark papers as liked in a tag (a reading profile), or --not interested
     Tag(feed::TagArgs),
@@ -144,8 +149,10 @@ pub struct RankArgs {
     #[arg(short = 'k', long = "limit", default_value_t = 10, value_parser = parse_count)]
     limit: u64,
 
-    /// Only results with at least this cosine similarity (-1 to 1)
-    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_cosine)]
+    /// Only results scoring at least S (0 to 1): for search, the estimated
+    /// probability of relevance [default: 0.005, below which a hit counts as
+    /// no match; 0 lists everything]; for similar, the cosine
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_fraction)]
     min_score: Option<f32>,
 
     /// Score every paper with its f32 vector (same as --strategy exact)
@@ -170,6 +177,31 @@ pub struct RankArgs {
     /// Only papers published on or before this date (YYYY-MM-DD)
     #[arg(long, value_name = "DATE", value_parser = parse_date_arg)]
     until: Option<u32>,
+
+    /// Only papers seen in this input (a dump's file name or path, as
+    /// `papers info` lists them) or listed on this day (YYYY-MM-DD: the
+    /// day its daily list featured it, else the day it was indexed);
+    /// repeat for several inputs
+    #[arg(long = "in", value_name = "FILE|DATE")]
+    within: Vec<String>,
+
+    /// Only papers with an author whose name contains this (ignoring case;
+    /// repeat to require several authors)
+    #[arg(long, value_name = "NAME")]
+    author: Vec<String>,
+
+    /// Only papers in this arXiv category or one under it (`cs` takes
+    /// `cs.CL`); repeat for any of several
+    #[arg(long, value_name = "CATEGORY")]
+    category: Vec<String>,
+
+    /// Only papers listed on or after this day (YYYY-MM-DD; see --in)
+    #[arg(long, value_name = "DATE", value_parser = parse_date_arg)]
+    listed_since: Option<u32>,
+
+    /// Only papers listed on or before this day (YYYY-MM-DD)
+    #[arg(long, value_name = "DATE", value_parser = parse_date_arg)]
+    listed_until: Option<u32>,
 }
 
 /// Parses a count of results: a whole number of at least 1.
@@ -218,7 +250,32 @@ impl RankArgs {
                 );
             }
         }
+        if let (Some(since), Some(until)) = (self.listed_since, self.listed_until) {
+            if since > until {
+                anyhow::bail!(
+                    "--listed-since {} is after --listed-until {}: no day is in that range",
+                    papers::paper::format_date(since),
+                    papers::paper::format_date(until)
+                );
+            }
+        }
+        let mut scope = Scope {
+            sources: Vec::new(),
+            listed: DateRange {
+                since: self.listed_since,
+                until: self.listed_until,
+            },
+            authors: self.author.clone(),
+            categories: self.category.clone(),
+        };
+        for within in &self.within {
+            match parse_date_arg(within) {
+                Ok(day) => scope.listed = scope.listed.narrowed_to(day),
+                Err(_) => scope.sources.push(within.clone()),
+            }
+        }
         Ok(SearchOptions {
+            scope,
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
             mode: Default::default(),
@@ -238,6 +295,10 @@ impl RankArgs {
         })
     }
 }
+
+/// `-v`, for the model flags' view of the model choice.
+pub(crate) static VERBOSE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 /// Settings every command reads, resolved from the flags and environment.
 pub struct Context {
@@ -299,6 +360,7 @@ pub fn run(cli: Cli) -> Result<()> {
             )
         })?,
     };
+    VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Context {
         index_dir,
         json: cli.json || (!stdout_is_terminal && !cli.table),
@@ -314,7 +376,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List => query::list(&ctx),
         Command::Info => query::info(&ctx),
         Command::Dupes(args) => query::dupes(&ctx, args),
-        Command::Remove(args) => index::remove(&ctx, &args.ids),
+        Command::Remove(args) => index::remove(&ctx, args),
         Command::Tag(args) => feed::tag(&ctx, args),
         Command::Untag(args) => feed::untag(&ctx, args),
         Command::Tags => feed::tags(&ctx),

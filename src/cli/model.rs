@@ -41,6 +41,7 @@ impl ModelArgs {
                 DeviceArg::Cuda => DeviceChoice::Cuda,
                 DeviceArg::Metal => DeviceChoice::Metal,
             },
+            announce: super::VERBOSE.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

@@ -6,14 +6,16 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use papers::search::{self, Mode, Query, SearchOptions, Searcher};
+use papers::search::{self, Mode, Query, SearchOptions, Searcher, Sort};
 
 use super::{Context, ModelArgs, RankArgs};
 
 /// Arguments of `papers search`.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// What to look for; several words are joined with spaces
+    /// What to look for; several words are joined with spaces. A "quoted
+    /// phrase" must appear in each hit and a -word must not (quote the whole
+    /// query on a shell: papers search '"RoPE" scaling -survey')
     #[arg(
         required_unless_present = "file",
         conflicts_with = "file",
@@ -30,6 +32,11 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     mode: ModeArg,
 
+    /// Order of the hits: score (best first), date (newest first) or
+    /// upvotes (most first; Hugging Face papers); the hits are the same
+    #[arg(long, value_enum, default_value_t = SortArg::Score)]
+    sort: SortArg,
+
     /// Show why each hit matched: the closest sentence (chosen by meaning,
     /// which embeds the hits' sentences) and its rank in each mode
     #[arg(long)]
@@ -42,10 +49,18 @@ pub struct SearchArgs {
     model: ModelArgs,
 }
 
+/// `--sort` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SortArg {
+    Score,
+    Date,
+    Upvotes,
+}
+
 /// Search modes on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ModeArg {
-    /// Fuse the semantic and lexical rankings (reciprocal rank fusion)
+    /// Both rankings: the cosine and BM25, in one calibrated probability
     Hybrid,
     /// Embedding similarity only
     Semantic,
@@ -110,9 +125,23 @@ pub struct ShowArgs {
 /// Arguments of `papers remove`.
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
-    /// Ids or unique id prefixes of the papers to drop
-    #[arg(required = true, value_name = "ID")]
+    /// Ids, unique id prefixes or arXiv ids of the papers to drop; they stay
+    /// out when their input is indexed again
+    #[arg(value_name = "ID", required_unless_present = "list")]
     pub ids: Vec<String>,
+
+    /// Print what would be removed and change nothing
+    #[arg(short = 'n', long, conflicts_with_all = ["undo", "list"])]
+    pub dry_run: bool,
+
+    /// Forget these removals instead: the next `papers index` of their
+    /// input brings the papers back
+    #[arg(long, conflicts_with = "list")]
+    pub undo: bool,
+
+    /// List the papers removed so far (newest last)
+    #[arg(long)]
+    pub list: bool,
 }
 
 /// The query's text: the words given, or the contents of --file.
@@ -139,14 +168,27 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     let searcher = Searcher::open_for(&ctx.index_dir, &args.model.choice(), &options, &|m| {
         ctx.note(m)
     })?;
+    if options.dates.is_set() {
+        let undated = searcher.index().undated()?;
+        if undated > 0 {
+            ctx.note(&format!(
+                "--since/--until read the publication date: {undated} papers without one (text dumps) are left out; --in DATE and --listed-since filter by the day a paper was listed"
+            ));
+        }
+    }
     // The process ends after this command: freeing the model (the
     // tokenizer's vocabulary is 60,000 strings) would only delay the exit.
     let searcher = std::mem::ManuallyDrop::new(searcher);
-    let results = searcher.search(&Query {
+    let mut results = searcher.search(&Query {
         paragraphs,
         options,
         explain: args.explain,
     })?;
+    results.sort(match args.sort {
+        SortArg::Score => Sort::Score,
+        SortArg::Date => Sort::Date,
+        SortArg::Upvotes => Sort::Upvotes,
+    });
     ctx.printer().hits(&results)?;
     Ok(())
 }

@@ -62,6 +62,9 @@ pub struct ModelChoice {
     pub model_dir: Option<std::path::PathBuf>,
     /// `--device`.
     pub device: DeviceChoice,
+    /// Say which model was loaded and from where even when nothing was
+    /// fetched (`-v`); a fetch is always told.
+    pub announce: bool,
 }
 
 /// A model ready to embed, with the files it came from and what it stamps
@@ -101,7 +104,9 @@ impl ModelChoice {
     ) -> Result<LoadedModel> {
         let manifest = index.map(|(_, m)| m);
         let files = source::resolve(&self.spec(manifest.map(|m| m.model.as_str())))?;
-        note(&files.describe());
+        if self.announce || files.origin.fetched() {
+            note(&files.describe());
+        }
         let weights_sha256 = files.weights_sha256()?;
         if let Some((dir, manifest)) = index {
             if manifest.weights_sha256 != weights_sha256 {

@@ -104,6 +104,16 @@ pub struct ModelFiles {
     pub modules: Option<PathBuf>,
 }
 
+impl Origin {
+    /// Whether the files were downloaded by this process.
+    pub fn fetched(&self) -> bool {
+        matches!(
+            self,
+            Origin::HubDownload | Origin::PipPackage { fetched: true }
+        )
+    }
+}
+
 impl ModelFiles {
     /// One line saying which model this is and where it came from.
     pub fn describe(&self) -> String {

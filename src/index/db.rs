@@ -52,7 +52,8 @@ CREATE TABLE files (file TEXT PRIMARY KEY, records INTEGER NOT NULL);
 /// Tables added after format 3 was first written: created by every
 /// writer that opens a database without them (readers treat a missing
 /// one as empty). `tags` are the reader's profiles (see [`super::tags`]),
-/// `runs` what each `papers index` run added (see [`super::runs`]).
+/// `runs` what each `papers index` run added (see [`super::runs`]),
+/// `removed` the papers the reader removed (see [`super::removed`]).
 pub(super) const LATER_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS tags (
     tag TEXT NOT NULL,
@@ -60,6 +61,12 @@ CREATE TABLE IF NOT EXISTS tags (
     liked INTEGER NOT NULL,
     at INTEGER NOT NULL,
     PRIMARY KEY (tag, id)
+);
+CREATE TABLE IF NOT EXISTS removed (
+    id TEXT PRIMARY KEY,
+    arxiv TEXT,
+    at INTEGER NOT NULL,
+    body TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
     run INTEGER PRIMARY KEY,

@@ -51,8 +51,10 @@ pub mod hnsw;
 pub mod legacy;
 pub mod manifest;
 pub mod ownership;
+pub mod removed;
 pub mod rows;
 pub mod runs;
+pub mod scope;
 pub mod segment;
 pub mod tags;
 pub mod update;
@@ -405,6 +407,16 @@ impl Index {
     /// The row of the live record with this arXiv id (without version).
     pub fn resolve_arxiv(&self, arxiv: &str) -> Result<Option<usize>> {
         self.db().row_by(Alias::Arxiv, arxiv)
+    }
+
+    /// How many records have no publication date.
+    pub fn undated(&self) -> Result<usize> {
+        self.db().undated()
+    }
+
+    /// The papers the reader removed, oldest first (see [`removed`]).
+    pub fn removals(&self) -> Result<Vec<removed::Removal>> {
+        self.db().removals()
     }
 
     /// The row of the record with exactly this id, if present.

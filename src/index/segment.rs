@@ -421,6 +421,24 @@ impl Lexical {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
+    /// The most a record could score for `query`: every distinct query
+    /// term at saturation, `idf · (k1 + 1)` each (a term no record has
+    /// counts too, at its IDF). A hit's BM25 score divided by this lies in
+    /// [0, 1] and compares across queries.
+    pub fn bound(&self, query: &str) -> f32 {
+        let mut terms = Analysis::CURRENT.terms(query);
+        terms.sort();
+        terms.dedup();
+        let k1 = self.params.k1;
+        terms
+            .iter()
+            .map(|term| {
+                let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
+                self.idf(df) * (k1 + 1.0)
+            })
+            .sum()
+    }
+
     /// BM25 scores of every row matching at least one query term, as
     /// `(row, score)` in row order; a term repeated in the query counts once.
     /// Dead rows are the caller's to drop.

@@ -99,6 +99,8 @@ pub struct UpdateReport {
     pub replaced: usize,
     /// Lines of JSON Lines inputs that were not records.
     pub bad_lines: usize,
+    /// Abstracts of the input left out because the reader removed them.
+    pub kept_out: usize,
     /// Records in the index afterwards.
     pub records: usize,
 }
@@ -126,6 +128,9 @@ pub struct Update {
     /// Whether this is a `papers index` run, recorded as one (see
     /// [`super::runs`]); `remove` and `upgrade` are not.
     run: bool,
+    /// Whether the dropped records are the reader's removals, remembered
+    /// so that indexing keeps them out (see [`super::removed`]).
+    forget: bool,
     report: UpdateReport,
 }
 
@@ -208,6 +213,12 @@ impl Update {
         Ok(update)
     }
 
+    /// Counts `n` abstracts of the input left out as removed earlier.
+    pub fn keep_out(&mut self, n: usize) {
+        self.report.kept_out = n;
+        self.report.unique += n;
+    }
+
     /// Starts from `existing` and drops the records at `rows`.
     pub fn remove(existing: &Index, rows: &[usize]) -> Result<Update> {
         let mut update = Update::from_existing(Some(existing));
@@ -215,6 +226,7 @@ impl Update {
             update.dropped.insert(row, existing.paper(row)?);
         }
         update.report.removed = update.dropped.len();
+        update.forget = true;
         Ok(update)
     }
 
@@ -230,6 +242,7 @@ impl Update {
                 state: index.state().clone(),
             }),
             run: false,
+            forget: false,
             report: UpdateReport::default(),
         }
     }
@@ -243,6 +256,27 @@ impl Update {
             .filter(|(_, v)| v.is_none())
             .map(|(i, _)| (i, self.new[i].embed_text()))
             .collect()
+    }
+
+    /// Drops the new records that have no vector yet (a stopped run keeps
+    /// what it embedded); returns how many were dropped.
+    pub fn drop_unembedded(&mut self) -> usize {
+        let before = self.new.len();
+        let keep: Vec<bool> = self.vectors.iter().map(Option::is_some).collect();
+        let mut i = 0;
+        self.new.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        let mut i = 0;
+        self.windows.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        self.vectors.retain(Option::is_some);
+        let dropped = before - self.new.len();
+        self.report.added -= dropped;
+        dropped
     }
 
     /// The record at `position` (as [`Update::pending`] names it).
@@ -310,10 +344,10 @@ impl Update {
             state,
             &new,
             (&self.changed, &self.dropped),
-            self.run,
+            (self.run, self.forget),
         );
         let appended = match (appended, &fresh) {
-            // A rebuild keeps the reader's tags: copied into the new
+            // A rebuild keeps the reader's tags and removals: copied into the new
             // database before the manifest names it.
             (Ok(state), Some(_)) => match previous_data_dir(dir) {
                 Some(previous) => copy_tags(&dir.join(previous), &data).map(|()| state),
@@ -363,10 +397,17 @@ impl Update {
 /// previous database that cannot be read (a rebuild is how damage is
 /// repaired) has no tags to copy: they went with the damage.
 fn copy_tags(from: &Path, to: &Path) -> Result<()> {
-    let Ok(entries) = Db::open(from, false).and_then(|old| old.tag_entries(None)) else {
+    let Ok(old) = Db::open(from, false) else {
         return Ok(());
     };
-    Db::open(to, true)?.copy_tags(&entries)
+    let mut new = Db::open(to, true)?;
+    if let Ok(entries) = old.tag_entries(None) {
+        new.copy_tags(&entries)?;
+    }
+    if let Ok(removals) = old.removals() {
+        new.copy_removals(&removals)?;
+    }
+    Ok(())
 }
 
 /// The data folder the manifest in `dir` names now, if papers wrote it.
@@ -442,7 +483,7 @@ fn append(
     mut state: State,
     new: &[NewRecord],
     (changed, dropped): (&Changed, &BTreeMap<usize, Paper>),
-    run: bool,
+    (run, forget): (bool, bool),
 ) -> Result<State> {
     let first = state.rows;
     // 1. The rows, past the committed ones (cutting any torn tail).
@@ -531,6 +572,9 @@ fn append(
     let mut tx = db.begin()?;
     for (&row, before) in dropped {
         tx.kill(row, before)?;
+        if forget {
+            tx.forget(before)?;
+        }
     }
     for (&row, (before, after)) in changed {
         tx.replace(row, before, after)?;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::Annotations;
 use crate::paper::{headline, Paper};
-use crate::search::{Found, Hit, Info, Pair, Results};
+use crate::search::{Hit, Info, Pair};
 
 pub(super) const BOLD: &str = "\x1b[1m";
 pub(super) const DIM: &str = "\x1b[2m";
@@ -24,17 +24,8 @@ pub(super) fn paint(text: &str, style: &str, color: bool) -> String {
     }
 }
 
-/// "file#paragraph", plus how many other places the abstract was seen.
-fn seen_in(paper: &Paper) -> String {
-    match paper.sources.split_first() {
-        Some((first, [])) => format!("{}#{}", first.file, first.paragraph),
-        Some((first, rest)) => format!("{}#{} +{}", first.file, first.paragraph, rest.len()),
-        None => String::new(),
-    }
-}
-
 /// `text` with the words matching a query term underlined, when colour is on.
-fn highlight(text: &str, notes: &Annotations, color: bool) -> String {
+pub(super) fn highlight(text: &str, notes: &Annotations, color: bool) -> String {
     if !color || notes.terms.is_empty() {
         return text.to_string();
     }
@@ -53,7 +44,7 @@ fn highlight(text: &str, notes: &Annotations, color: bool) -> String {
 }
 
 /// The per-mode ranks of a hit, for `--explain`.
-fn ranks(hit: &Hit) -> String {
+pub(super) fn ranks(hit: &Hit) -> String {
     let mut parts = Vec::new();
     if let Some(s) = hit.semantic {
         parts.push(format!("semantic #{} {:.3}", s.rank, s.score));
@@ -62,70 +53,6 @@ fn ranks(hit: &Hit) -> String {
         parts.push(format!("lexical #{} {:.2}", l.rank, l.score));
     }
     parts.join(", ")
-}
-
-pub(super) fn hits<W: Write>(
-    out: &mut W,
-    results: &Results,
-    color: bool,
-    width: usize,
-) -> io::Result<()> {
-    let notes = &results.notes;
-    if results.found.is_empty() {
-        return Ok(());
-    }
-    let rank_width = results.found.len().to_string().len();
-    for (i, Found { hit, paper }) in results.found.iter().enumerate() {
-        let seen = seen_in(paper);
-        // Fused scores are small (two lists at rank 1 give 2/61).
-        let score = if notes.mode == Some(crate::search::Mode::Hybrid) {
-            format!("{:.4}", hit.score)
-        } else if hit.score >= 10.0 {
-            format!("{:>5.1}", hit.score)
-        } else {
-            format!("{:>5.3}", hit.score)
-        };
-        // rank, score, id and the separating spaces take this much.
-        let fixed = rank_width
-            + 1
-            + score.len()
-            + 2
-            + crate::paper::SHORT_LEN
-            + 2
-            + 2
-            + seen.chars().count();
-        let room = width.saturating_sub(fixed).max(30);
-        let title = highlight(&headline(&paper.headline(), room), notes, color);
-        writeln!(
-            out,
-            "{:>rank_width$} {} {}  {}  {}",
-            i + 1,
-            paint(&score, GREEN, color),
-            paint(&paper.id.short(), YELLOW, color),
-            paint(&title, BOLD, color),
-            paint(&seen, DIM, color),
-        )?;
-        if notes.explain {
-            let indent = " ".repeat(rank_width + 1);
-            if let Some(sentence) = notes.evidence.get(i) {
-                let room = width.saturating_sub(indent.len() + 2).max(30);
-                let sentence = headline(sentence, room.saturating_mul(2));
-                writeln!(
-                    out,
-                    "{indent}\u{203a} {}",
-                    highlight(&sentence, notes, color)
-                )?;
-            }
-            let mut detail = ranks(hit);
-            if let Some(p) = notes.query_paragraph.get(i) {
-                detail.push_str(&format!(", query paragraph {p}"));
-            }
-            if !detail.is_empty() {
-                writeln!(out, "{indent}  {}", paint(&detail, DIM, color))?;
-            }
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn dupes<W: Write>(
@@ -157,18 +84,21 @@ pub(super) fn list_line<W: Write>(
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    let seen = seen_in(paper);
-    let fixed = crate::paper::SHORT_LEN + 2 + 2 + seen.chars().count();
-    let room = width.saturating_sub(fixed).max(30);
-    writeln!(
-        out,
-        "{}  {}  {}",
-        paint(&paper.id.short(), YELLOW, color),
-        paint(&headline(&paper.headline(), room), BOLD, color),
-        paint(&seen, DIM, color),
-    )
+    let id = super::table::display_id(paper);
+    let date = super::table::display_date(paper);
+    let fixed = id.chars().count().max(8) + 2 + if date.is_empty() { 0 } else { 12 };
+    let room = width.saturating_sub(fixed).max(20);
+    let mut line = format!("{}  ", paint(&format!("{id:<8}"), YELLOW, color));
+    if !date.is_empty() {
+        line.push_str(&format!("{date}  "));
+    }
+    line.push_str(&paint(&headline(&paper.headline(), room), BOLD, color));
+    writeln!(out, "{line}")
 }
 
+/// One paper as a page: title, authors, the line of facts (date, ids,
+/// categories, upvotes), links, keywords and summary when the input gave
+/// them, the abstract once, and where it was seen.
 pub(super) fn paper<W: Write>(
     out: &mut W,
     paper: &Paper,
@@ -181,41 +111,75 @@ pub(super) fn paper<W: Write>(
     } else {
         &paper.text
     };
-    writeln!(out, "{}", paint(&paper.id.hex(), YELLOW, color))?;
-    writeln!(out, "{}", paint(&paper.headline(), BOLD, color))?;
-    if let Some(meta) = &paper.meta {
-        let mut parts = Vec::new();
-        if !meta.arxiv_id.is_empty() {
-            parts.push(format!("arXiv:{}", meta.arxiv_id));
-        } else if !meta.source_id.is_empty() {
-            parts.push(meta.source_id.clone());
+    let width = width.clamp(40, 100);
+    let meta = paper.meta.as_ref();
+    let title = meta.map(|m| m.title.as_str()).filter(|t| !t.is_empty());
+    if let Some(title) = title {
+        for line in super::table::wrap(title, width, 4) {
+            writeln!(out, "{}", paint(&line, BOLD, color))?;
         }
-        parts.extend(meta.published.clone());
-        if !meta.categories.is_empty() {
-            parts.push(meta.categories.join(" "));
-        }
+    }
+    if let Some(meta) = meta {
         if !meta.authors.is_empty() {
-            parts.push(meta.authors.join(", "));
-        }
-        if !parts.is_empty() {
-            writeln!(out, "{}", paint(&parts.join(", "), DIM, color))?;
+            for line in super::table::wrap(&meta.authors.join(", "), width, 3) {
+                writeln!(out, "{line}")?;
+            }
         }
     }
-    writeln!(out)?;
-    let mut current = 0;
-    for word in text.split(' ') {
-        let len = word.chars().count();
-        if current > 0 && current + 1 + len > width {
+    let mut facts = Vec::new();
+    if let Some(meta) = meta {
+        facts.extend(meta.published.clone());
+        if let Some(listed) = meta
+            .listed
+            .as_ref()
+            .filter(|l| meta.published.as_ref() != Some(*l))
+        {
+            facts.push(format!("listed {listed}"));
+        }
+        if !meta.arxiv_id.is_empty() {
+            facts.push(format!("arXiv:{}", meta.arxiv_id));
+        } else if !meta.source_id.is_empty() {
+            facts.push(meta.source_id.clone());
+        }
+        if !meta.categories.is_empty() {
+            facts.push(meta.categories.join(" "));
+        }
+        if let Some(upvotes) = meta.upvotes {
+            facts.push(format!("{upvotes} upvotes"));
+        }
+    }
+    facts.push(format!("id {}", paper.id.hex()));
+    writeln!(out, "{}", paint(&facts.join(" · "), YELLOW, color))?;
+    if let Some(meta) = meta {
+        let mut links = Vec::new();
+        if !meta.arxiv_id.is_empty() {
+            links.push(format!("https://arxiv.org/abs/{}", meta.arxiv_id));
+            if meta.upvotes.is_some() || meta.listed.is_some() {
+                links.push(format!("https://huggingface.co/papers/{}", meta.arxiv_id));
+            }
+        }
+        links.extend(meta.github.clone());
+        for link in links {
+            writeln!(out, "{}", paint(&link, DIM, color))?;
+        }
+        if !meta.keywords.is_empty() {
+            for line in
+                super::table::wrap(&format!("Keywords: {}", meta.keywords.join(", ")), width, 3)
+            {
+                writeln!(out, "{}", paint(&line, DIM, color))?;
+            }
+        }
+        if let Some(summary) = &meta.ai_summary {
             writeln!(out)?;
-            current = 0;
-        } else if current > 0 {
-            write!(out, " ")?;
-            current += 1;
+            for line in super::table::wrap(&format!("In one sentence (AI): {summary}"), width, 6) {
+                writeln!(out, "{line}")?;
+            }
         }
-        write!(out, "{word}")?;
-        current += len;
     }
     writeln!(out)?;
+    for line in super::table::wrap(text, width, usize::MAX) {
+        writeln!(out, "{line}")?;
+    }
     writeln!(out)?;
     for source in &paper.sources {
         writeln!(

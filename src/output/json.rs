@@ -25,9 +25,15 @@
 //! | `evidence`        | string          | the sentence of the abstract closest to the query |
 //! | `query_paragraph` | integer         | with `--file`: the query paragraph it matched best (1-based) |
 //!
-//! `score` is what the hits are ordered by: the cosine in semantic mode
-//! (and for `similar`), BM25 in lexical mode, and the reciprocal-rank fusion
-//! score in hybrid mode.
+//! `score` is on one scale in every search mode: the estimated probability
+//! (0 to 1) that the hit is relevant to the query, calibrated on BEIR
+//! SciFact's train claims from the cosine (semantic), the BM25 score as a
+//! share of the most the query's terms could score (lexical), or both
+//! (hybrid); hits are ordered by it (unless `--sort`), and those under the
+//! floor (`--min-score`, default 0.005) are left out, so a query about
+//! nothing in the index gives no lines. `semantic.score` is the cosine and
+//! `lexical.score` the BM25 score. For `similar`, `score` is the cosine,
+//! 0 for anything pointing away. See `papers::search::relevance`.
 //!
 //! `dupes` writes JSON Lines `{score, overlap, a, b}`: the cosine, the
 //! share of word trigrams in common, and the two records as `show` prints
@@ -37,12 +43,18 @@
 //! record id that is not an arXiv id, such as a BEIR `_id`) and
 //! `categories` (array of strings); Hugging Face entries add `listed`
 //! (`YYYY-MM-DD`, the day the daily list featured the paper; `published`
-//! is the arXiv date). Where cleaning changed an abstract (LaTeX), the
+//! is the arXiv date) and, when the list gave them, `upvotes` (integer),
+//! `github` (the code repository's URL), `keywords` (array of strings) and
+//! `ai_summary` (one sentence written by Hugging Face's model). Where
+//! cleaning changed an abstract (LaTeX), the
 //! input's text is in `original`, and `text` is the cleaned abstract.
 //!
 //! `show` writes one object with `id`, `headline`, `text`, `sources`
 //! (with `--raw`, `text` is the input's text, before cleaning);
-//! `list` writes such an object per record, as JSON Lines, in index order.
+//! `list` writes such an object per record, as JSON Lines, in the order
+//! the records were added (oldest first). `remove --dry-run`, `--list` and
+//! `--undo` write the records concerned the same way; `remove` itself
+//! writes the `index --json` report below.
 //! `info --json` writes one object: `path`, `records`, `model`,
 //! `weights_sha256`, `dimension`, `max_seq_length`, `long_records` (records
 //! whose text runs past the truncation point and has window vectors),
@@ -54,7 +66,8 @@
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
 //! `removed`, `replaced` (records replaced by a new version of the same
 //! arXiv paper), `bad_lines` (JSON Lines lines that were not records),
-//! `records`.
+//! `kept_out` (abstracts of the input left out because `papers remove`
+//! removed them), `records`.
 //! `embed` writes JSON Lines `{text, embedding}`. `embed --records` writes
 //! each input record as it was, every field kept, with `embedding` set:
 //! the input of `papers index --embeddings`.
@@ -177,6 +190,7 @@ struct WireReport {
     removed: usize,
     replaced: usize,
     bad_lines: usize,
+    kept_out: usize,
     records: usize,
 }
 
@@ -327,6 +341,7 @@ pub(super) fn report<W: Write>(out: &mut W, r: &UpdateReport, dir: &Path) -> io:
             removed: r.removed,
             replaced: r.replaced,
             bad_lines: r.bad_lines,
+            kept_out: r.kept_out,
             records: r.records,
         },
     )

@@ -8,6 +8,7 @@ pub mod export;
 pub mod feed;
 pub mod human;
 pub mod json;
+pub mod table;
 
 use std::io::{self, Write};
 
@@ -75,7 +76,7 @@ impl<W: Write> Printer<W> {
     /// Search or similarity results.
     pub fn hits(&mut self, results: &Results) -> io::Result<()> {
         match self.format {
-            Format::Human { color, width } => human::hits(&mut self.out, results, color, width),
+            Format::Human { color, width } => table::hits(&mut self.out, results, color, width),
             Format::Json => json::hits(&mut self.out, results),
         }?;
         self.out.flush()

@@ -109,7 +109,12 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let vectors = match (options.mode, model) {
         (Mode::Lexical, _) => None,
         (_, Some(model)) => {
-            let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+            // Without the quotes and the -words (see `syntax`).
+            let texts: Vec<String> = paragraphs
+                .iter()
+                .map(|p| super::syntax::parse(p).text)
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             Some(model.embed(&refs, &mut |_| ControlFlow::Continue(()))?)
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),

@@ -46,6 +46,55 @@ pub struct Results {
     pub notes: Annotations,
 }
 
+/// The order a result list is shown in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sort {
+    /// Best score first (the ranking itself).
+    #[default]
+    Score,
+    /// Newest first (published, else listed); undated papers last.
+    Date,
+    /// Most Hugging Face upvotes first; papers without a count last.
+    Upvotes,
+}
+
+impl Results {
+    /// Reorders the hits (and their annotations) by `sort`; ties keep the
+    /// ranking's order.
+    pub fn sort(&mut self, sort: Sort) {
+        let key = |f: &Found| -> i64 {
+            let meta = f.paper.meta.as_ref();
+            match sort {
+                Sort::Score => 0,
+                Sort::Date => meta
+                    .and_then(|m| m.published.as_deref().or(m.listed.as_deref()))
+                    .and_then(crate::paper::parse_date)
+                    .map_or(i64::MIN, |d| d as i64),
+                Sort::Upvotes => meta.and_then(|m| m.upvotes).map_or(i64::MIN, |u| u as i64),
+            }
+        };
+        if sort == Sort::Score {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.found.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(key(&self.found[i])));
+        permute(&mut self.found, &order);
+        permute(&mut self.notes.evidence, &order);
+        permute(&mut self.notes.query_paragraph, &order);
+    }
+}
+
+/// Puts `list[order[i]]` at `i`, when `list` has one entry per hit.
+fn permute<T>(list: &mut Vec<T>, order: &[usize]) {
+    if list.len() == order.len() {
+        let mut slots: Vec<Option<T>> = std::mem::take(list).into_iter().map(Some).collect();
+        *list = order
+            .iter()
+            .map(|&i| slots[i].take().expect("a permutation"))
+            .collect();
+    }
+}
+
 /// Two near-duplicate records.
 #[derive(Clone, Debug)]
 pub struct Pair {

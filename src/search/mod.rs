@@ -15,13 +15,15 @@ pub mod dupes;
 pub mod found;
 pub mod options;
 pub mod rank;
+pub mod relevance;
 pub mod retrieve;
 mod searcher;
+pub mod syntax;
 
 pub use answer::{paragraphs, Query};
 pub use dupes::{near_duplicates, Dupe};
-pub use found::{Annotations, Found, Info, Pair, Results};
-pub use options::{DateRange, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};
+pub use found::{Annotations, Found, Info, Pair, Results, Sort};
+pub use options::{DateRange, Fusion, Mode, Scope, SearchOptions, Strategy, FUSION_DEPTH};
 pub use rank::{combine, dot, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
 pub use retrieve::{resolve_strategy, search_text, similar, similar_to_set, QUANTIZED_FROM};
 pub use searcher::Searcher;

@@ -101,6 +101,14 @@ impl DateRange {
         self.since.is_some() || self.until.is_some()
     }
 
+    /// This window narrowed to one day (empty when the day is outside it).
+    pub fn narrowed_to(self, day: u32) -> DateRange {
+        DateRange {
+            since: Some(self.since.map_or(day, |s| s.max(day))),
+            until: Some(self.until.map_or(day, |u| u.min(day))),
+        }
+    }
+
     /// Whether a record with this date is kept.
     pub fn contains(&self, date: Option<u32>) -> bool {
         if !self.is_set() {
@@ -110,12 +118,39 @@ impl DateRange {
     }
 }
 
+/// Where and when the papers a search may return were listed: seen in
+/// one of `sources` (an input file's name or path, as `sources[].file` and
+/// `.path` give them; any of them when empty) and listed within `listed`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Input files, by name or path as indexed.
+    pub sources: Vec<String>,
+    /// Days the papers were listed (see [`crate::index::scope`]).
+    pub listed: DateRange,
+    /// Every one of these is part of an author's name (ignoring case).
+    pub authors: Vec<String>,
+    /// In one of these arXiv categories (or one under it).
+    pub categories: Vec<String>,
+}
+
+impl Scope {
+    /// Whether anything is asked.
+    pub fn is_set(&self) -> bool {
+        !self.sources.is_empty()
+            || self.listed.is_set()
+            || !self.authors.is_empty()
+            || !self.categories.is_empty()
+    }
+}
+
 /// What to return.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SearchOptions {
     /// At most this many hits.
     pub limit: usize,
-    /// Drop hits scoring below this cosine similarity.
+    /// Drop hits scoring below this: the probability of relevance for text
+    /// queries (default [`super::relevance::NO_MATCH`]), the cosine for
+    /// `similar` (default none).
     pub min_score: Option<f32>,
     /// How to find candidates.
     pub strategy: Strategy,
@@ -123,6 +158,9 @@ pub struct SearchOptions {
     pub mode: Mode,
     /// Only records published in this window; applied before ranking.
     pub dates: DateRange,
+    /// Only records seen in these inputs or listed on these days; applied
+    /// before ranking.
+    pub scope: Scope,
 }
 
 impl Default for SearchOptions {
@@ -133,6 +171,7 @@ impl Default for SearchOptions {
             strategy: Strategy::Auto,
             mode: Mode::Hybrid,
             dates: DateRange::default(),
+            scope: Scope::default(),
         }
     }
 }

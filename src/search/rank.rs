@@ -3,7 +3,10 @@
 //! in (score descending, then id ascending, so ties are broken the same way
 //! on every run).
 
-use super::options::{Fusion, Mode, SearchOptions};
+use std::collections::HashMap;
+
+use super::options::{Mode, SearchOptions};
+use super::relevance::{self, NO_MATCH};
 
 /// A record's place in one ranking.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -136,20 +139,39 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
 }
 
 /// Ranks semantic hits (cosine scores) and lexical hits (BM25 scores) as
-/// `options.mode` says. Hybrid fuses them by reciprocal rank; the score
-/// floor applies to the cosine in semantic and hybrid modes and to BM25 in
-/// lexical mode. Either list may be partial (graph candidates, matching
+/// `options.mode` says, each scored by its calibrated probability of
+/// relevance ([`super::relevance`]): `bound` is the most the query's terms
+/// could score in BM25, `terms` how many distinct terms it has, `cosine(row)` a record's cosine with the query for
+/// hybrid candidates the semantic list did not reach. The floor
+/// (`options.min_score`, else [`NO_MATCH`]) applies to that probability
+/// in every mode. Either list may be partial (graph candidates, matching
 /// records only).
-pub fn combine(semantic: Vec<Hit>, lexical: Vec<Hit>, options: &SearchOptions) -> Vec<Hit> {
+pub fn combine(
+    semantic: Vec<Hit>,
+    lexical: Vec<Hit>,
+    (bound, terms): (f32, usize),
+    cosine: &dyn Fn(usize) -> f32,
+    options: &SearchOptions,
+) -> Vec<Hit> {
     let semantic = ranking(semantic, false);
     let lexical = ranking(lexical, true);
-    let floor = options.min_score;
-    match options.mode {
-        Mode::Semantic => rank(semantic, options),
-        Mode::Lexical => rank(lexical, options),
+    let share = |bm25: f32| {
+        if bound > 0.0 {
+            (bm25 / bound).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
+    let mode = options.mode;
+    let floored = SearchOptions {
+        min_score: Some(options.min_score.unwrap_or(NO_MATCH)),
+        ..options.clone()
+    };
+    let mut hits: Vec<Hit> = match mode {
+        Mode::Semantic => semantic,
+        Mode::Lexical => lexical,
         Mode::Hybrid => {
-            let mut fused: std::collections::HashMap<usize, Hit> =
-                std::collections::HashMap::with_capacity(semantic.len());
+            let mut fused: HashMap<usize, Hit> = HashMap::with_capacity(semantic.len());
             for hit in semantic {
                 fused.insert(hit.row, hit);
             }
@@ -159,24 +181,15 @@ pub fn combine(semantic: Vec<Hit>, lexical: Vec<Hit>, options: &SearchOptions) -
                     .or_insert_with(|| Hit::new(hit.row, 0.0))
                     .lexical = hit.lexical;
             }
-            let hits = fused
-                .into_values()
-                .filter(|h| floor.is_none_or(|f| h.semantic.is_some_and(|s| s.score >= f)))
-                .map(|mut h| {
-                    h.score = Fusion::DEFAULT
-                        .score(h.semantic.map(|r| r.rank), h.lexical.map(|r| r.rank));
-                    h
-                })
-                .collect();
-            rank(
-                hits,
-                &SearchOptions {
-                    min_score: None,
-                    ..*options
-                },
-            )
+            fused.into_values().collect()
         }
+    };
+    for hit in &mut hits {
+        let cos = hit.semantic.map_or_else(|| cosine(hit.row), |r| r.score);
+        let bm25 = hit.lexical.map_or(0.0, |r| share(r.score));
+        hit.score = relevance::probability(mode, cos, bm25, terms);
     }
+    rank(hits, &floored)
 }
 
 /// Orders hits best first (ties by row, the order records were added), applies the
@@ -234,26 +247,69 @@ mod tests {
     }
 
     #[test]
-    fn hybrid_fuses_by_reciprocal_rank() {
-        // Semantic order 0, 1, 2; lexical matches 2 then 1.
+    fn hybrid_scores_by_calibrated_probability() {
+        // Cosines 0.9, 0.8, 0.7; lexical matches 2 strongly, 1 weakly.
         let semantic = vec![Hit::new(0, 0.9), Hit::new(1, 0.8), Hit::new(2, 0.7)];
-        let lexical = vec![Hit::new(1, 3.0), Hit::new(2, 5.0)];
-        let options = SearchOptions::default();
-        let hits = combine(semantic.clone(), lexical.clone(), &options);
+        let lexical = vec![Hit::new(1, 1.0), Hit::new(2, 9.0), Hit::new(5, 2.0)];
+        let cosine = |row: usize| if row == 5 { 0.3 } else { f32::NAN };
+        let options = SearchOptions {
+            min_score: Some(0.0),
+            ..Default::default()
+        };
+        let hits = combine(
+            semantic.clone(),
+            lexical.clone(),
+            (10.0, 3),
+            &cosine,
+            &options,
+        );
         let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
-        // 2: 1/63 + 1/61 > 1: 1/62 + 1/62 > 0: 1/61 only.
-        assert_eq!(rows, [2, 1, 0]);
-        assert_eq!(hits[0].lexical.map(|r| r.rank), Some(1));
-        assert_eq!(hits[0].semantic.map(|r| r.rank), Some(3));
-        assert_eq!(hits[2].lexical, None);
+        let p = |c, b| relevance::probability(Mode::Hybrid, c, b, 3);
+        let mut expected = [
+            (0, p(0.9, 0.0)),
+            (1, p(0.8, 0.1)),
+            (2, p(0.7, 0.9)),
+            (5, p(0.3, 0.2)),
+        ];
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1));
+        assert_eq!(rows, expected.map(|e| e.0));
+        for (hit, (_, score)) in hits.iter().zip(expected) {
+            assert!((hit.score - score).abs() < 1e-6);
+            assert!((0.0..=1.0).contains(&hit.score));
+        }
+        assert_eq!(
+            hits.iter()
+                .find(|h| h.row == 2)
+                .unwrap()
+                .lexical
+                .map(|r| r.rank),
+            Some(1)
+        );
+        assert_eq!(hits.iter().find(|h| h.row == 0).unwrap().lexical, None);
+        let floor = hits[1].score;
         let floored = combine(
             semantic,
             lexical,
+            (10.0, 3),
+            &cosine,
             &SearchOptions {
-                min_score: Some(0.75),
+                min_score: Some(floor),
                 ..options
             },
         );
-        assert_eq!(floored.len(), 2, "row 2's cosine is under the floor");
+        assert_eq!(floored.len(), 2, "the floor applies to the probability");
+    }
+
+    #[test]
+    fn every_mode_applies_the_default_floor() {
+        let semantic = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
+        for mode in [Mode::Semantic, Mode::Hybrid] {
+            let options = SearchOptions {
+                mode,
+                ..Default::default()
+            };
+            let hits = combine(semantic.clone(), Vec::new(), (0.0, 3), &|_| 0.0, &options);
+            assert_eq!(hits.len(), 1, "{mode:?}: a cosine of -0.2 is no match");
+        }
     }
 }

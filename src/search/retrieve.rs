@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::options::{Mode, SearchOptions, Strategy};
+use super::options::{Mode, Scope, SearchOptions, Strategy};
 use super::rank::{combine, dot, keep_best, rank, top_k, top_k_chunks, Hit};
 use crate::error::{Error, Result};
 use crate::index::{rows, Index};
@@ -91,12 +91,70 @@ fn filter<'a>(
     } else {
         None
     };
+    let scoped = scoped_rows(index, &options.scope)?;
     let exclude: HashSet<usize> = exclude.iter().copied().collect();
     Ok(move |row: usize| {
         !index.dead_rows().contains(&row)
             && !exclude.contains(&row)
             && dated.as_ref().is_none_or(|d| d.contains(&row))
+            && scoped.as_ref().is_none_or(|s| s.contains(&row))
     })
+}
+
+/// The rows `scope` allows, or `None` when it allows every row. An input
+/// no record was seen in is an error naming it, not an empty answer.
+fn scoped_rows(index: &Index, scope: &Scope) -> Result<Option<HashSet<usize>>> {
+    if !scope.is_set() {
+        return Ok(None);
+    }
+    let db = index.db();
+    let mut rows: Option<HashSet<usize>> = None;
+    if !scope.sources.is_empty() {
+        let mut seen = HashSet::new();
+        for name in &scope.sources {
+            let mut found = db.rows_seen_in(name)?;
+            if found.is_empty() {
+                // A path typed differently from the one indexed: its name.
+                let file = std::path::Path::new(name).file_name();
+                if let Some(file) = file.and_then(|f| f.to_str()).filter(|f| *f != name) {
+                    found = db.rows_seen_in(file)?;
+                }
+            }
+            if found.is_empty() {
+                return Err(Error::InvalidArgument {
+                    name: "--in".into(),
+                    reason: format!(
+                        "no indexed paper was seen in `{name}` (`papers info` lists the input files)"
+                    ),
+                });
+            }
+            seen.extend(found);
+        }
+        rows = Some(seen);
+    }
+    let mut narrow = |found: HashSet<usize>| {
+        rows = Some(match rows.take() {
+            Some(before) => before.intersection(&found).copied().collect(),
+            None => found,
+        });
+    };
+    for author in &scope.authors {
+        narrow(db.rows_by_author(author)?);
+    }
+    if !scope.categories.is_empty() {
+        let mut any = HashSet::new();
+        for category in &scope.categories {
+            any.extend(db.rows_in_category(category)?);
+        }
+        narrow(any);
+    }
+    if scope.listed.is_set() {
+        narrow(db.rows_listed(
+            scope.listed.since.unwrap_or(0),
+            scope.listed.until.unwrap_or(99_991_231),
+        )?);
+    }
+    Ok(rows)
 }
 
 /// Answers a text query in `options.mode`: `vector` is the query's
@@ -108,11 +166,17 @@ pub fn search_text(
     vector: Option<&[f32]>,
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
-    let keep = filter(index, &[], options)?;
+    // Quoted phrases and -words filter; the rest is scored (the caller
+    // embeds `syntax::parse(text).text`).
+    let syntax = super::syntax::parse(text);
+    let text = syntax.text.as_str();
+    let allowed = super::syntax::allowed(index, &syntax)?;
+    let filtered = filter(index, &[], options)?;
+    let keep = |row: usize| filtered(row) && allowed.as_ref().is_none_or(|a| a.contains(&row));
     let semantic = match (options.mode, vector) {
         (Mode::Lexical, _) => Vec::new(),
         (_, Some(vector)) => {
-            // Fusion needs more than the final count.
+            // Hybrid scores more than the final count.
             let depth = match options.mode {
                 Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
                 _ => options.limit,
@@ -124,11 +188,11 @@ pub fn search_text(
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
-    let lexical = match options.mode {
-        Mode::Semantic => Vec::new(),
+    let (lexical, bound) = match options.mode {
+        Mode::Semantic => (Vec::new(), 0.0),
         mode => {
-            let mut hits: Vec<Hit> = index
-                .lexical()?
+            let segments = index.lexical()?;
+            let mut hits: Vec<Hit> = segments
                 .score(text)?
                 .into_iter()
                 .filter(|&(row, _)| keep(row))
@@ -141,10 +205,12 @@ pub fn search_text(
                 _ => options.limit,
             };
             keep_best(&mut hits, depth);
-            hits
+            (hits, segments.bound(text))
         }
     };
-    Ok(combine(semantic, lexical, options))
+    let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
+    let terms = super::relevance::query_terms(text);
+    Ok(combine(semantic, lexical, (bound, terms), &cosine, options))
 }
 
 /// Loads now what [`Index::search_text`] with `options` will read (the
@@ -218,8 +284,12 @@ fn nearest(
 ) -> Result<Vec<Hit>> {
     let keep = filter(index, exclude, options)?;
     let hits = candidates(index, query, &keep, options.limit, options.strategy)?;
-    let hits = rank(hits, options);
+    let mut hits = rank(hits, options);
     sane(index, &hits)?;
+    // Shown on the search's scale: 0 for anything pointing away.
+    for hit in &mut hits {
+        hit.score = hit.score.max(0.0);
+    }
     Ok(hits)
 }
 

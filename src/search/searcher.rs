@@ -107,7 +107,7 @@ impl Searcher {
     /// `options` as this searcher answers them on `index`: `auto` walks the
     /// stored graphs when following and the index has them.
     fn resolve(&self, index: &Index, options: &SearchOptions) -> SearchOptions {
-        let mut options = *options;
+        let mut options = options.clone();
         if self.follow
             && options.strategy == super::Strategy::Auto
             && !index.stored_graphs().graphs.is_empty()
@@ -244,7 +244,9 @@ impl Searcher {
 
     /// Calls `f` with every live record, in id order (`papers list`).
     pub fn for_each_paper(&self, mut f: impl FnMut(Paper) -> Result<()>) -> Result<()> {
-        self.index().for_each_paper(|_, paper| f(paper))
+        // In the order they were added: a dump's papers together, the
+        // newest last.
+        self.index().db().for_each(false, |_, paper| f(paper))
     }
 
     /// What is in the index (`papers info`).

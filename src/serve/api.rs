@@ -194,6 +194,11 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
             "mode",
             "since",
             "until",
+            "in",
+            "listed_since",
+            "listed_until",
+            "author",
+            "category",
             "min_score",
             "strategy",
             "explain",
@@ -212,7 +217,20 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
 async fn similar(State(app): Shared, RawQuery(query): RawQuery) -> Response {
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
-        p.only(&["id", "not", "k", "since", "until", "min_score", "strategy"])?;
+        p.only(&[
+            "id",
+            "not",
+            "k",
+            "since",
+            "until",
+            "in",
+            "listed_since",
+            "listed_until",
+            "author",
+            "category",
+            "min_score",
+            "strategy",
+        ])?;
         let (like, unlike) = (p.ids("id", true)?, p.ids("not", false)?);
         let results = searcher.similar(&like, &unlike, &p.options()?)?;
         Ok(json::array(&json::hit_objects(&results)))

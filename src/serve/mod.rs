@@ -8,7 +8,7 @@
 //!
 //! | route                  | parameters                                                   |
 //! |------------------------|--------------------------------------------------------------|
-//! | `GET /api/search`      | `q`, `k`, `mode`, `since`, `until`, `min_score`, `strategy`, `explain` |
+//! | `GET /api/search`      | `q`, `k`, `mode`, `since`, `until`, `in`, `author`, `category` (each repeatable), `listed_since`, `listed_until`, `min_score`, `strategy`, `explain` |
 //! | `GET /api/similar`     | `id` (repeatable), `not` (repeatable), `k`, `min_score`, `strategy`, `since`, `until` |
 //! | `GET /api/papers/ID`   | `raw`; ID in any form the CLI takes                          |
 //! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page)                      |

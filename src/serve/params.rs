@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::search::{DateRange, Mode, SearchOptions, Strategy};
+use crate::search::{DateRange, Mode, Scope, SearchOptions, Strategy};
 
 /// The most hits one request may ask for.
 pub const MAX_K: usize = 1000;
@@ -194,12 +194,34 @@ impl Params {
                 return Err(BadParam::new("since", "is after until"));
             }
         }
+        let listed = DateRange {
+            since: self.date("listed_since")?,
+            until: self.date("listed_until")?,
+        };
+        if let (Some(since), Some(until)) = (listed.since, listed.until) {
+            if since > until {
+                return Err(BadParam::new("listed_since", "is after listed_until"));
+            }
+        }
+        let mut scope = Scope {
+            sources: Vec::new(),
+            listed,
+            authors: self.all("author").to_vec(),
+            categories: self.all("category").to_vec(),
+        };
+        for within in self.all("in") {
+            match crate::paper::parse_date(within).filter(|_| within.len() == 10) {
+                Some(day) => scope.listed = scope.listed.narrowed_to(day),
+                None => scope.sources.push(within.clone()),
+            }
+        }
         Ok(SearchOptions {
             limit: self.number("k", 10, 1..=MAX_K)?,
-            min_score: self.real("min_score", -1.0, 1.0)?,
+            min_score: self.real("min_score", 0.0, 1.0)?,
             strategy,
             mode,
             dates,
+            scope,
         })
     }
 

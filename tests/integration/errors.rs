@@ -26,11 +26,7 @@ fn a_directory_without_dumps_is_an_error() {
         &["index", dir.path().to_str().unwrap()],
     );
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no Daily Papers dumps found"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("nothing to index in"), "{}", run.stderr);
     assert!(!dir.path().join("i").join("manifest.json").exists());
 }
 
@@ -54,6 +50,8 @@ fn huge_limit_returns_everything_else() {
             "--json",
             "-k",
             "18446744073709551615",
+            "--min-score",
+            "0",
             "diffusion",
         ],
     )

@@ -303,6 +303,8 @@ fn a_killed_index_run_leaves_the_previous_index_usable() {
                 "--json",
                 "-k",
                 "3",
+                "--min-score",
+                "0",
                 "federated segmentation hospitals",
             ],
         )
@@ -324,7 +326,7 @@ fn ctrl_c_stops_promptly_and_keeps_the_previous_index() {
     let copy = small_index_copy();
     let mut child = papers()
         .env("PAPERS_INDEX", copy.path())
-        .args(["index", &data("")])
+        .args(["index", "-v", &data("")])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -399,4 +401,52 @@ fn a_dump_of_20000_paragraphs_is_indexed() {
     .ok()
     .json();
     assert_eq!(shown["sources"].as_array().unwrap().len(), 500);
+}
+
+#[test]
+fn a_stopped_run_keeps_the_batches_it_finished() {
+    use papers::indexing::{self, IndexRequest, Observer};
+    use std::ops::ControlFlow;
+    /// Stops once `self.0` passages are embedded, as Ctrl-C does.
+    struct StopAfter(usize);
+    impl Observer for StopAfter {
+        fn embedded(&self, done: usize) -> ControlFlow<()> {
+            if done >= self.0 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    // The model the binary uses, loaded here in-process.
+    let model: serde_json::Value = crate::util::run(crate::util::papers(), &["model", "--json"])
+        .ok()
+        .json();
+    let dir = tempfile::tempdir().unwrap();
+    let request = IndexRequest {
+        paths: vec![std::path::PathBuf::from(data(""))],
+        batch: 10,
+        model: papers::embed::ModelChoice {
+            model_dir: Some(model["dir"].as_str().unwrap().into()),
+            device: papers::embed::DeviceChoice::Cpu,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let stopped = indexing::index(dir.path(), &request, &StopAfter(15)).unwrap_err();
+    match &stopped {
+        papers::Error::IndexingStopped { added, records } => {
+            assert_eq!((*added, *records), (10, 10))
+        }
+        other => panic!("{other}"),
+    }
+    assert!(stopped_message_names_what_was_kept(&stopped.to_string()));
+    // What was kept is a whole index; the next run adds the rest.
+    assert_eq!(info(dir.path()).records, 10);
+    let report = indexing::index(dir.path(), &request, &indexing::Quiet).unwrap();
+    assert_eq!((report.added, report.records), (17, 27));
+}
+
+fn stopped_message_names_what_was_kept(message: &str) -> bool {
+    message.contains("kept the 10 new records") && message.contains("run the same command again")
 }

@@ -220,6 +220,12 @@ fn real_hugging_face_responses_index_with_their_dates() {
         published: Option<String>,
         listed: Option<String>,
         text: String,
+        arxiv_id: String,
+        upvotes: Option<u64>,
+        github: Option<String>,
+        #[serde(default)]
+        keywords: Vec<String>,
+        ai_summary: Option<String>,
     }
     let listed: Vec<Listed> = papers_in(&index, &["list"]).ok().json_lines();
     assert_eq!(listed.len(), report.records);
@@ -232,6 +238,80 @@ fn real_hugging_face_responses_index_with_their_dates() {
     assert!(listed
         .iter()
         .any(|p| p.listed.as_deref().is_some_and(|d| d.starts_with("2026-"))));
+
+    // Hugging Face's own fields are kept, shown and sortable.
+    assert!(listed.iter().all(|p| p.upvotes.is_some()));
+    assert!(listed
+        .iter()
+        .any(|p| !p.keywords.is_empty() && p.ai_summary.is_some()));
+    let with_code = listed
+        .iter()
+        .find(|p| p.github.is_some())
+        .expect("a paper with code");
+    let page = papers_in(&index, &["show", "--table", &with_code.arxiv_id])
+        .ok()
+        .stdout;
+    for part in [
+        "upvotes",
+        with_code.github.as_deref().unwrap(),
+        "https://arxiv.org/abs/",
+        &with_code.title[..20],
+    ] {
+        assert!(page.contains(part), "{part}: {page}");
+    }
+    assert_eq!(
+        page.matches(&with_code.text[..40]).count(),
+        1,
+        "the abstract once: {page}"
+    );
+    let by_votes: Vec<Listed> = papers_in(
+        &index,
+        &[
+            "search",
+            "--sort",
+            "upvotes",
+            "--min-score",
+            "0",
+            "-k",
+            "20",
+            "language models",
+        ],
+    )
+    .ok()
+    .json_lines();
+    let votes: Vec<u64> = by_votes.iter().map(|p| p.upvotes.unwrap()).collect();
+    assert!(
+        votes.len() == 20 && votes.windows(2).all(|w| w[0] >= w[1]),
+        "{votes:?}"
+    );
+
+    // --in DATE: the papers a daily list featured that day.
+    let day = "2026-08-03";
+    let that_day: Vec<Listed> = papers_in(
+        &index,
+        &[
+            "search",
+            "--in",
+            day,
+            "--min-score",
+            "0",
+            "-k",
+            "1000",
+            "models",
+        ],
+    )
+    .ok()
+    .json_lines();
+    let expected = listed
+        .iter()
+        .filter(|p| p.listed.as_deref() == Some(day))
+        .count();
+    assert!(
+        expected > 0 && that_day.len() == expected,
+        "{} of {expected}",
+        that_day.len()
+    );
+    assert!(that_day.iter().all(|p| p.listed.as_deref() == Some(day)));
 }
 
 /// `--field` maps a layout no built-in name covers; a malformed mapping is

@@ -33,8 +33,13 @@ fn a_model_folder_is_used_as_is_and_must_be_complete() {
     let mut cmd = papers();
     cmd.env("PAPERS_MODEL_DIR", &dir)
         .env("PAPERS_CACHE_DIR", "/nonexistent");
-    let out = run(cmd, &["embed", "robots"]).ok();
+    // Where the model came from is said with -v (or when it is fetched).
+    let out = run(cmd, &["-v", "embed", "robots"]).ok();
     assert!(out.stderr.contains("from local folder"), "{}", out.stderr);
+    let mut quiet = papers();
+    quiet.env("PAPERS_MODEL_DIR", &dir);
+    let out = run(quiet, &["embed", "robots"]).ok();
+    assert!(!out.stderr.contains("model "), "{}", out.stderr);
 
     let partial = tempfile::tempdir().unwrap();
     for name in ["config.json", "model.safetensors"] {

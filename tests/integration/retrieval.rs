@@ -225,7 +225,14 @@ fn json_dumps_bring_titles_aliases_and_date_filters() {
     // --since keeps only dated records, and still fills the list from them.
     let since: Vec<Hit> = papers_in(
         &index,
-        &["search", "--since", "2024-05-03", "rotary position"],
+        &[
+            "search",
+            "--since",
+            "2024-05-03",
+            "--min-score",
+            "0",
+            "rotary position",
+        ],
     )
     .ok()
     .json_lines();

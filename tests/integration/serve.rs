@@ -123,7 +123,10 @@ fn the_api_answers_with_the_clis_json() {
         args.extend(flags);
         assert_eq!(api, cli_array(dir, &args), "search {params}");
     }
-    let all = cli_array(dir, &["search", "--json", "-k", "10", q]);
+    let all = cli_array(
+        dir,
+        &["search", "--json", "-k", "10", "--min-score", "0", q],
+    );
     let [a, b, c] = [0, 1, 2].map(|i| all[i]["id"].as_str().unwrap().to_string());
 
     // Similar to a set, away from another; ids as prefixes.

@@ -243,9 +243,10 @@ pub fn seed(args: &[&str]) -> Run {
     papers_in(&seed_index().dir, args)
 }
 
-/// The id of the top hit of `papers search --json -k 1 ARGS...` on `index`.
+/// The id of the top hit of `papers search --json -k 1 --min-score 0
+/// ARGS...` on `index`.
 pub fn top_id(index: &Path, args: &[&str]) -> String {
-    let mut all = vec!["search", "--json", "-k", "1"];
+    let mut all = vec!["search", "--json", "-k", "1", "--min-score", "0"];
     all.extend_from_slice(args);
     let hits: Vec<Hit> = papers_in(index, &all).ok().json_lines();
     hits[0].id.clone()
@@ -349,6 +350,7 @@ pub struct Report {
     pub removed: usize,
     pub replaced: usize,
     pub bad_lines: usize,
+    pub kept_out: usize,
     pub records: usize,
 }
 

@@ -127,9 +127,12 @@ fn export_writes_bibtex_csv_and_markdown_from_ids_or_a_result_list() {
     assert_eq!(depth, Some(0), "braces balance");
 
     // A result list piped in: every hit, in order.
-    let hits = papers_in(&index, &["search", "--json", "rotary", "-k", "2"])
-        .ok()
-        .stdout;
+    let hits = papers_in(
+        &index,
+        &["search", "--json", "rotary", "-k", "2", "--min-score", "0"],
+    )
+    .ok()
+    .stdout;
     let out = piped(&index, &["export", "--format", "csv"], &hits);
     assert!(
         out.status.success(),
@@ -200,4 +203,59 @@ fn page_addresses_are_ids_and_impossible_arguments_are_refused() {
         ],
     )
     .fails(1, &["--since 2026-08-01 is after --until 2026-07-01"]);
+}
+
+#[test]
+fn a_removed_paper_stays_out_until_the_removal_is_undone() {
+    let copy = crate::util::small_index_copy();
+    let dir = copy.path();
+    let dump = crate::util::sample_data().join("daily-2024-05-01.txt");
+    let dump = dump.to_str().unwrap();
+    let ids = |dir: &Path| -> Vec<String> {
+        papers_in(dir, &["list", "--json"])
+            .ok()
+            .stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let before = ids(dir);
+    let victim = before[3].clone();
+
+    // A dry run names the paper and changes nothing.
+    let dry = papers_in(dir, &["remove", "--dry-run", "--json", &victim[..8]]).ok();
+    assert!(dry.stdout.contains(&victim), "{}", dry.stdout);
+    assert_eq!(ids(dir), before);
+
+    let report: crate::util::Report = papers_in(dir, &["remove", "--json", &victim[..8]])
+        .ok()
+        .json();
+    assert_eq!((report.removed, report.records), (1, before.len() - 1));
+    // Indexing the same dump again keeps it out, and says so.
+    let again: crate::util::Report = papers_in(dir, &["index", "--json", dump]).ok().json();
+    assert_eq!((again.added, again.kept_out), (0, 1));
+    assert!(!ids(dir).contains(&victim));
+    // So does a rebuild.
+    let rebuilt: crate::util::Report = papers_in(dir, &["index", "--json", "--rebuild", dump])
+        .ok()
+        .json();
+    assert_eq!((rebuilt.kept_out, rebuilt.records), (1, before.len() - 1));
+    let listed = papers_in(dir, &["remove", "--list", "--json"]).ok();
+    assert!(listed.stdout.contains(&victim), "{}", listed.stdout);
+
+    // Undone, the next index brings it back.
+    papers_in(dir, &["remove", "--undo", "nothing0"]).fails(2, &["--undo", "nothing0"]);
+    papers_in(dir, &["remove", "--undo", &victim[..8]]).ok();
+    let back: crate::util::Report = papers_in(dir, &["index", "--json", dump]).ok().json();
+    assert_eq!((back.added, back.kept_out), (1, 0));
+    assert!(ids(dir).contains(&victim));
+    assert!(papers_in(dir, &["remove", "--list", "--json"])
+        .ok()
+        .stdout
+        .is_empty());
 }

@@ -1,0 +1,264 @@
+//! The result table people read: a header row naming every column, the
+//! arXiv id (else the short id) first, the date, the title in full where
+//! the width allows with the authors abbreviated (`Lovelace et al.`), and a
+//! line saying what the score means.
+//!
+//! ```text
+//!  #  SCORE  ID          DATE        TITLE
+//!  1   0.93  2405.01234  2024-05-02  Length Generalization of Causal
+//!                                    Transformers without Position Encoding
+//! ```
+//!
+//! Layout by terminal width: the title wraps onto at most two lines (three
+//! under 70 columns), cut on a word with an ellipsis past that; the date
+//! column goes under 70 columns; a SEEN IN column (input file and
+//! paragraph) comes from 140 columns. A list with no dated paper (text
+//! dumps) has no date column. Titles get at least 20 columns, so a
+//! very narrow terminal wraps rather than losing the title.
+
+use std::io::{self, Write};
+
+use super::human::{paint, BOLD, DIM, GREEN, YELLOW};
+use crate::paper::Paper;
+use crate::search::{Found, Mode, Results};
+
+/// Narrower than this, the date column is left out.
+const DATE_FROM: usize = 70;
+/// From this width on, the SEEN IN column is shown.
+const SEEN_FROM: usize = 140;
+
+/// The id a reader knows a paper by: its arXiv id, else the short hash.
+pub fn display_id(paper: &Paper) -> String {
+    match &paper.meta {
+        Some(meta) if !meta.arxiv_id.is_empty() => meta.arxiv_id.clone(),
+        _ => paper.id.short(),
+    }
+}
+
+/// The date shown: published, else the day a daily list featured it.
+pub fn display_date(paper: &Paper) -> String {
+    paper
+        .meta
+        .as_ref()
+        .and_then(|m| m.published.as_deref().or(m.listed.as_deref()))
+        .map(|d| d.get(..10).unwrap_or(d).to_string())
+        .unwrap_or_default()
+}
+
+/// The authors, abbreviated: `Lovelace`, `Lovelace & Turing`,
+/// `Lovelace et al.` (surnames as the last word of each name).
+pub fn byline(paper: &Paper) -> Option<String> {
+    let authors = &paper.meta.as_ref()?.authors;
+    let surname = |name: &String| name.split_whitespace().last().unwrap_or(name).to_string();
+    match authors.as_slice() {
+        [] => None,
+        [one] => Some(surname(one)),
+        [a, b] => Some(format!("{} & {}", surname(a), surname(b))),
+        [a, ..] => Some(format!("{} et al.", surname(a))),
+    }
+}
+
+/// The title cell: the title (or key sentence) and the abbreviated authors.
+fn title_cell(paper: &Paper) -> String {
+    match byline(paper) {
+        Some(by) => format!("{} — {by}", paper.title_or_key_sentence()),
+        None => paper.title_or_key_sentence().to_string(),
+    }
+}
+
+/// Where it was seen: the first input's name and paragraph, `+N` more.
+fn seen_in(paper: &Paper) -> String {
+    match paper.sources.split_first() {
+        Some((first, [])) => format!("{}#{}", first.file, first.paragraph),
+        Some((first, rest)) => format!("{}#{} (+{} more)", first.file, first.paragraph, rest.len()),
+        None => String::new(),
+    }
+}
+
+/// `text` wrapped on words to lines of at most `width` characters, at
+/// most `lines` of them, the last ending in an ellipsis when text remains.
+/// A word longer than a line is cut across lines.
+pub fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let width = width.max(2);
+    let mut pieces: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let chars: Vec<char> = word.chars().collect();
+        pieces.extend(chars.chunks(width).map(|c| c.iter().collect::<String>()));
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for piece in pieces {
+        let len = current.chars().count();
+        if len > 0 && len + 1 + piece.chars().count() > width {
+            out.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&piece);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    if out.len() > lines {
+        out.truncate(lines.max(1));
+        let last = out.pop().unwrap_or_default();
+        out.push(if last.chars().count() < width {
+            format!("{last}…")
+        } else {
+            ellipsis(&last, width)
+        });
+    }
+    out
+}
+
+/// `line` cut to end in an ellipsis within `width` characters.
+fn ellipsis(line: &str, width: usize) -> String {
+    let keep: String = line.chars().take(width.saturating_sub(1)).collect();
+    let cut = match keep.rfind(' ') {
+        Some(i) if i > keep.len() / 2 => &keep[..i],
+        _ => keep.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+/// What the score column means, for the line under the table.
+fn legend(mode: Option<Mode>) -> String {
+    match mode {
+        Some(mode) => format!(
+            "SCORE: estimated probability that the paper is relevant ({} search; see `papers search --help`)",
+            mode.name()
+        ),
+        None => "SCORE: cosine similarity of the abstracts (0 to 1)".into(),
+    }
+}
+
+/// Writes the table of a result list, or a line saying nothing matched.
+pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize) -> io::Result<()> {
+    let notes = &results.notes;
+    if results.found.is_empty() {
+        let why = match notes.mode {
+            Some(_) => "no paper matched: nothing scored above the floor (--min-score 0 lists the closest papers anyway)",
+            None => "no paper matched",
+        };
+        return writeln!(out, "{}", paint(why, DIM, color));
+    }
+    let rank_w = results.found.len().to_string().len().max(1);
+    let ids: Vec<String> = results.found.iter().map(|f| display_id(&f.paper)).collect();
+    let id_w = ids
+        .iter()
+        .map(|i| i.chars().count())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let dated = width >= DATE_FROM
+        && results
+            .found
+            .iter()
+            .any(|f| !display_date(&f.paper).is_empty());
+    let seen = width >= SEEN_FROM;
+    let seen_w = if seen {
+        results
+            .found
+            .iter()
+            .map(|f| seen_in(&f.paper).chars().count())
+            .max()
+            .unwrap_or(7)
+            .clamp(7, 40)
+    } else {
+        0
+    };
+    // "#", SCORE, ID, DATE and the two spaces after each.
+    let fixed = rank_w
+        + 2
+        + 5
+        + 2
+        + id_w
+        + 2
+        + if dated { 12 } else { 0 }
+        + if seen { seen_w + 2 } else { 0 };
+    let title_w = width.saturating_sub(fixed).max(20);
+    let lines = if width < DATE_FROM { 3 } else { 2 };
+
+    let mut header = format!("{:>rank_w$}  SCORE  {:<id_w$}  ", "#", "ID");
+    if dated {
+        header.push_str(&format!("{:<10}  ", "DATE"));
+    }
+    if seen {
+        header.push_str(&format!("{:<title_w$}  SEEN IN", "TITLE"));
+    } else {
+        header.push_str("TITLE");
+    }
+    writeln!(out, "{}", paint(header.trim_end(), BOLD, color))?;
+
+    let indent = " ".repeat(fixed - if seen { seen_w + 2 } else { 0 });
+    for (i, (Found { hit, paper }, id)) in results.found.iter().zip(&ids).enumerate() {
+        let title = wrap(&title_cell(paper), title_w, lines);
+        let mut row = format!(
+            "{:>rank_w$}  {}  {}  ",
+            i + 1,
+            paint(&format!("{:>5.3}", hit.score), GREEN, color),
+            paint(&format!("{id:<id_w$}"), YELLOW, color),
+        );
+        if dated {
+            row.push_str(&format!("{:<10}  ", display_date(paper)));
+        }
+        let title: Vec<String> = title
+            .into_iter()
+            .map(|line| super::human::highlight(&line, notes, color))
+            .collect();
+        let first = title.first().cloned().unwrap_or_default();
+        if seen {
+            let shown = wrap(&title_cell(paper), title_w, lines);
+            let pad = title_w.saturating_sub(shown[0].chars().count());
+            row.push_str(&paint(&first, BOLD, color));
+            row.push_str(&" ".repeat(pad + 2));
+            let place: String = seen_in(paper).chars().take(seen_w).collect();
+            row.push_str(&paint(&place, DIM, color));
+        } else {
+            row.push_str(&paint(&first, BOLD, color));
+        }
+        writeln!(out, "{}", row.trim_end())?;
+        for more in title.iter().skip(1) {
+            writeln!(out, "{indent}{}", paint(more, BOLD, color))?;
+        }
+        if notes.explain {
+            if let Some(sentence) = notes.evidence.get(i) {
+                for line in wrap(&format!("› {sentence}"), title_w, 3) {
+                    writeln!(out, "{indent}{line}")?;
+                }
+            }
+            let mut detail = super::human::ranks(hit);
+            if let Some(p) = notes.query_paragraph.get(i) {
+                detail.push_str(&format!(", query paragraph {p}"));
+            }
+            if !detail.is_empty() {
+                writeln!(out, "{indent}{}", paint(&detail, DIM, color))?;
+            }
+        }
+    }
+    for line in wrap(&legend(notes.mode), width.max(20), 3) {
+        writeln!(out, "{}", paint(&line, DIM, color))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_words_and_cuts_the_last_line() {
+        let text = "Length Generalization of Causal Transformers without Position Encoding";
+        assert_eq!(wrap(text, 100, 2), [text]);
+        let two = wrap(text, 30, 2);
+        assert_eq!(two[0], "Length Generalization of");
+        assert!(
+            two[1].ends_with('…') && two[1].chars().count() <= 30,
+            "{two:?}"
+        );
+        for line in wrap(text, 12, 9) {
+            assert!(line.chars().count() <= 12, "{line}");
+        }
+    }
+}
