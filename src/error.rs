@@ -193,6 +193,12 @@ pub enum Error {
         /// The id or prefix as given.
         id: String,
     },
+    /// The id names a paper the reader removed.
+    #[error("paper `{id}` was removed (`papers remove --undo {id}`, then `papers index` of its input, brings it back)")]
+    Removed {
+        /// The id or prefix as given.
+        id: String,
+    },
     /// Several records share this id prefix.
     #[error("ambiguous id `{prefix}`: matches {}", candidates.join(", "))]
     AmbiguousId {

@@ -393,6 +393,16 @@ impl Index {
         let wanted = validate_prefix(prefix)?;
         let matches = db.rows_with_prefix(&wanted, 11)?;
         match matches.as_slice() {
+            [] if db
+                .removals()
+                .unwrap_or_default()
+                .iter()
+                .any(|r| r.paper.id.hex().starts_with(&wanted)) =>
+            {
+                Err(Error::Removed {
+                    id: prefix.to_string(),
+                })
+            }
             [] => Err(Error::UnknownId {
                 id: prefix.to_string(),
             }),

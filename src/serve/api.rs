@@ -127,9 +127,10 @@ impl IntoResponse for Failure {
             ),
             Failure::Library(e) => {
                 let status = match &e {
-                    Error::UnknownId { .. } | Error::UnknownTag { .. } | Error::Feed(_) => {
-                        StatusCode::NOT_FOUND
-                    }
+                    Error::UnknownId { .. }
+                    | Error::Removed { .. }
+                    | Error::UnknownTag { .. }
+                    | Error::Feed(_) => StatusCode::NOT_FOUND,
                     Error::AmbiguousId { .. }
                     | Error::InvalidId { .. }
                     | Error::InvalidArgument { .. }
@@ -139,6 +140,7 @@ impl IntoResponse for Failure {
                 };
                 let parameter = match &e {
                     Error::UnknownId { .. }
+                    | Error::Removed { .. }
                     | Error::AmbiguousId { .. }
                     | Error::InvalidId { .. } => Some("id".to_string()),
                     Error::UnknownTag { .. } => Some("tag".to_string()),

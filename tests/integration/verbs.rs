@@ -240,6 +240,7 @@ fn a_removed_paper_stays_out_until_the_removal_is_undone() {
     let again: crate::util::Report = papers_in(dir, &["index", "--json", dump]).ok().json();
     assert_eq!((again.added, again.kept_out), (0, 1));
     assert!(!ids(dir).contains(&victim));
+    papers_in(dir, &["show", &victim[..8]]).fails(1, &["was removed", "--undo"]);
     // So does a rebuild.
     let rebuilt: crate::util::Report = papers_in(dir, &["index", "--json", "--rebuild", dump])
         .ok()
