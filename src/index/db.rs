@@ -380,6 +380,18 @@ impl Db {
             .map_err(|e| self.err(e))
     }
 
+    /// The first row whose input id is `value` ignoring ASCII case (a scan
+    /// of the column).
+    pub fn row_by_source_id_ignoring_case(&self, value: &str) -> Result<Option<usize>> {
+        self.conn
+            .prepare_cached(
+                "SELECT row FROM papers WHERE source_id = ?1 COLLATE NOCASE ORDER BY row LIMIT 1",
+            )
+            .and_then(|mut s| s.query_row([value], |r| r.get::<_, i64>(0)).optional())
+            .map(|r| r.map(|r| r as usize))
+            .map_err(|e| self.err(e))
+    }
+
     /// Rows of live records published within `since..=until`.
     pub fn rows_dated(&self, since: u32, until: u32) -> Result<HashSet<usize>> {
         let mut stmt = self

@@ -390,7 +390,17 @@ impl Index {
                     id: prefix.to_string(),
                 });
         }
-        let wanted = validate_prefix(prefix)?;
+        // An input's own id typed in another case (`x1` for `X1`): looked
+        // for only when the text is no hex id, since it scans the column.
+        let wanted = match validate_prefix(prefix) {
+            Ok(wanted) => wanted,
+            Err(e) => {
+                return match db.row_by_source_id_ignoring_case(prefix)? {
+                    Some(row) => Ok(row),
+                    None => Err(e),
+                }
+            }
+        };
         let matches = db.rows_with_prefix(&wanted, 11)?;
         match matches.as_slice() {
             [] if db

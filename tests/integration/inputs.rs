@@ -347,6 +347,8 @@ fn field_mappings_read_other_layouts() {
     assert_eq!((report.records, report.bad_lines), (2, 0));
     let bees = show(&index, "ZOT-1", false);
     assert_eq!(bees.title.as_deref(), Some("Bees Dance"));
+    // The input's own id in another case is still that record.
+    assert_eq!(show(&index, "zot-1", false).text, bees.text);
     assert_eq!(bees.text, "Honey bees encode distance in the waggle dance.");
     // The title is matched too.
     let hits: Vec<Hit> = papers_in(&index, &["search", "--mode", "lexical", "trails"])
