@@ -213,7 +213,7 @@ fn remove_drops_records_and_keeps_the_graph_consistent() {
         .ok()
         .json();
     assert_eq!((report.removed, report.records), (1, 9));
-    papers_in(copy.path(), &["show", &victim]).fails(1, &["unknown id"]);
+    papers_in(copy.path(), &["show", &victim]).fails(1, &["was removed"]);
     // Graph and scan agree on the smaller index.
     let exact = papers_in(
         copy.path(),
