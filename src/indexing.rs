@@ -12,7 +12,7 @@ use crate::embed::{Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::index::ownership::Folder;
 use crate::index::{Index, IndexLock, ModelStamp, Update, UpdateReport};
-use crate::records::Fields;
+use crate::input::Fields;
 
 /// What the caller hears about while an index is written. Every method
 /// has a default that does nothing, so [`Quiet`] is an empty impl.
@@ -374,13 +374,13 @@ pub fn unremove(
     let removals = index.db().removals()?;
     let mut chosen: Vec<crate::paper::Paper> = Vec::new();
     for id in ids {
-        let wanted = crate::records::id_in_page_url(id);
-        let arxiv = crate::records::arxiv_id(wanted);
+        let wanted = crate::input::id_in_page_url(id);
+        let arxiv = crate::input::arxiv_id(wanted);
         let matches: Vec<&crate::paper::Paper> = removals
             .iter()
             .map(|r| &r.paper)
             .filter(|p| match &arxiv {
-                Some(a) => p.arxiv_id().and_then(crate::records::arxiv_id).as_ref() == Some(a),
+                Some(a) => p.arxiv_id() == Some(a.as_str()),
                 None => wanted.len() >= 4 && p.id.hex().starts_with(&wanted.to_ascii_lowercase()),
             })
             .collect();

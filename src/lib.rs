@@ -1,7 +1,7 @@
 //! papers: local semantic search over "Daily Papers" abstract dumps.
 //!
-//! The pipeline, one module per step: [`parse`] splits a dump into
-//! abstracts, [`corpus`] walks input paths and deduplicates abstracts into
+//! The pipeline, one module per step: [`input`] reads every input format
+//! (dumps, JSON, JSON Lines, Parquet) into records, [`corpus`] walks input paths and deduplicates abstracts into
 //! [`paper::Paper`]s with content-hash ids, [`embed`] turns text into
 //! sentence-transformer vectors with candle, [`index`] persists records,
 //! vectors, an HNSW graph and a BM25 index ([`lexical`]) atomically,
@@ -49,13 +49,12 @@ pub mod evidence;
 pub mod feed;
 pub mod index;
 pub mod indexing;
+pub mod input;
 pub mod lexical;
 pub mod limits;
 pub mod mcp;
 pub mod output;
 pub mod paper;
-pub mod parse;
-pub mod records;
 pub mod search;
 pub mod serve;
 pub mod watch;

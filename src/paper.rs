@@ -264,10 +264,8 @@ impl Paper {
     /// there is a title (as MTEB embeds `title + " " + text`), else the
     /// abstract.
     pub fn embed_text(&self) -> std::borrow::Cow<'_, str> {
-        match &self.meta {
-            Some(meta) if !meta.title.is_empty() => format!("{} {}", meta.title, self.text).into(),
-            _ => self.text.as_str().into(),
-        }
+        let title = self.meta.as_ref().map_or("", |m| m.title.as_str());
+        embed_text(title, &self.text)
     }
 
     /// The publication date as `YYYYMMDD`, when known.
@@ -409,6 +407,18 @@ fn sentence_end(text: &str) -> usize {
         return i + 1;
     }
     text.len()
+}
+
+/// The text the model embeds for a record: `title abstract` when there is
+/// a title (as MTEB embeds `title + " " + text`), else the abstract. The
+/// one place this rule lives: indexing and `papers embed --records` both
+/// call it, so vectors made elsewhere match.
+pub fn embed_text<'a>(title: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    if title.is_empty() {
+        text.into()
+    } else {
+        format!("{title} {text}").into()
+    }
 }
 
 #[cfg(test)]

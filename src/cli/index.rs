@@ -60,7 +60,7 @@ pub struct IndexArgs {
 
 /// Checks one --field argument.
 fn parse_field(spec: &str) -> Result<String, String> {
-    papers::records::Fields::default().set(spec)?;
+    papers::input::Fields::default().set(spec)?;
     Ok(spec.to_string())
 }
 
@@ -120,7 +120,7 @@ impl Observer for Terminal<'_> {
 
 pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     handle_ctrl_c();
-    let mut fields = papers::records::Fields::default();
+    let mut fields = papers::input::Fields::default();
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
     }

@@ -8,6 +8,15 @@ use papers::output::ModelInfo;
 
 use super::{Context, DeviceArg, ModelArgs};
 
+/// What `embed --records` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordFormat {
+    /// JSON Lines.
+    Jsonl,
+    /// Parquet.
+    Parquet,
+}
+
 /// Arguments of `papers embed`.
 #[derive(Debug, Args)]
 pub struct EmbedArgs {
@@ -24,6 +33,17 @@ pub struct EmbedArgs {
     /// With --records: where a part of a record is, as NAME=PATH
     #[arg(long = "field", value_name = "NAME=PATH", requires = "records")]
     fields: Vec<String>,
+
+    /// With --records: write JSON Lines (each input record with its
+    /// `embedding`) or Parquet (id, title, abstract, authors, categories,
+    /// published and `embedding` as a fixed-size list of float32)
+    #[arg(long, value_enum, default_value = "jsonl", requires = "records")]
+    format: RecordFormat,
+
+    /// Write to this file (replaced whole, only once complete) instead of
+    /// stdout
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
 
     #[command(flatten)]
     model: ModelArgs,
@@ -75,7 +95,7 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
 /// `embed --records`: records in, the same records with vectors out. A
 /// line that is not a record is warned about and left out.
 fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
-    let mut fields = papers::records::Fields::default();
+    let mut fields = papers::input::Fields::default();
     for spec in &args.fields {
         fields.set(spec).map_err(anyhow::Error::msg)?;
     }
@@ -106,20 +126,25 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
         )?;
         inputs.push((path.clone(), lines));
     }
-    let (mut records, mut texts) = (Vec::new(), Vec::new());
+    let (mut records, mut parsed, mut texts) = (Vec::new(), Vec::new(), Vec::new());
     for (name, body) in &inputs {
         for (i, line) in body.iter().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            match papers::records::embed_text(line, &fields) {
-                Ok((record, text)) => {
+            match papers::input::embed_text(line, &fields) {
+                Ok((record, paragraph, text)) => {
                     records.push(record);
+                    parsed.push(paragraph);
                     texts.push(text);
                 }
                 Err(reason) => ctx.warn(&format!("{name}: line {}: {reason}", i + 1)),
             }
         }
+    }
+    let parquet = args.format == RecordFormat::Parquet;
+    if parquet && args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        anyhow::bail!("--format parquet: Parquet is binary; give --output FILE or redirect stdout");
     }
     let model = args
         .model
@@ -129,7 +154,24 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
     let vectors = model
         .embedder
         .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
-    ctx.printer().records_with_embeddings(records, &vectors)?;
+    match (&args.output, parquet) {
+        (Some(path), _) => write_atomically(path, |file| {
+            if parquet {
+                papers::output::parquet::write(file, &parsed, &vectors)
+                    .map_err(std::io::Error::other)
+            } else {
+                papers::output::Printer::new(file, papers::output::Format::Json)
+                    .records_with_embeddings(records, &vectors)
+            }
+        })?,
+        (None, true) => papers::output::parquet::write(
+            std::io::BufWriter::new(std::io::stdout()),
+            &parsed,
+            &vectors,
+        )
+        .context("<stdout>: cannot write Parquet")?,
+        (None, false) => ctx.printer().records_with_embeddings(records, &vectors)?,
+    }
     Ok(())
 }
 
@@ -141,5 +183,35 @@ pub fn describe(ctx: &Context, args: ModelArgs) -> Result<()> {
         files,
     };
     ctx.printer().model(&info)?;
+    Ok(())
+}
+
+/// Writes `path` through `write`: into a temporary file beside it, renamed
+/// over `path` only when complete, so a failed or stopped run leaves
+/// what was there.
+fn write_atomically(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("{}: --output is not a file name", path.display()))?;
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.partial",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&temporary)?;
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(e).with_context(|| format!("{}: cannot write", path.display()));
+    }
     Ok(())
 }

@@ -514,7 +514,7 @@ impl Writer<'_> {
 
     /// Adds a record at `row`.
     pub fn insert(&mut self, row: usize, paper: &Paper) -> Result<()> {
-        let arxiv = paper.arxiv_id().and_then(crate::records::arxiv_id);
+        let arxiv = paper.arxiv_id().map(str::to_string);
         let source_id = paper
             .meta
             .as_ref()

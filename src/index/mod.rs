@@ -372,7 +372,7 @@ impl Index {
     /// (a BEIR `_id`, an export's key) is exactly `prefix`; an error lists
     /// the candidates when several ids match.
     pub fn resolve(&self, prefix: &str) -> Result<usize> {
-        let prefix = crate::records::id_in_page_url(prefix);
+        let prefix = crate::input::id_in_page_url(prefix);
         let db = self.db();
         // An input's own id is the most specific: it wins over a hex prefix
         // that happens to spell it (BEIR's ids are decimal).
@@ -383,7 +383,7 @@ impl Index {
         }
         // An arXiv id (from a JSON input) is an alias: `2405.01234`,
         // optionally with `arXiv:` before it or a version after it.
-        if let Some(wanted) = crate::records::arxiv_id(prefix) {
+        if let Some(wanted) = crate::input::arxiv_id(prefix) {
             return db
                 .row_by(Alias::Arxiv, &wanted)?
                 .ok_or_else(|| Error::UnknownId {

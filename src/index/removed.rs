@@ -41,10 +41,7 @@ impl KeptOut {
     /// Whether `paper` was removed (by content, or by arXiv id).
     pub fn contains(&self, paper: &Paper) -> bool {
         self.ids.contains(&paper.id.hex())
-            || paper
-                .arxiv_id()
-                .and_then(crate::records::arxiv_id)
-                .is_some_and(|a| self.arxiv.contains(&a))
+            || paper.arxiv_id().is_some_and(|a| self.arxiv.contains(a))
     }
 
     /// Whether nothing was removed.
@@ -60,7 +57,7 @@ fn now() -> i64 {
 }
 
 fn arxiv_of(paper: &Paper) -> Option<String> {
-    paper.arxiv_id().and_then(crate::records::arxiv_id)
+    paper.arxiv_id().map(str::to_string)
 }
 
 impl Writer<'_> {

@@ -182,10 +182,9 @@ impl Update {
                     update.report.added += 1;
                     let mut paper = paper.clone();
                     // A new version of an indexed arXiv paper replaces it.
-                    if let (Some(index), Some(arxiv)) = (
-                        existing,
-                        paper.arxiv_id().and_then(crate::records::arxiv_id),
-                    ) {
+                    if let (Some(index), Some(arxiv)) =
+                        (existing, paper.arxiv_id().map(str::to_string))
+                    {
                         if let Some(old) = index.resolve_arxiv(&arxiv)? {
                             if !update.dropped.contains_key(&old) {
                                 let before = match update.changed.remove(&old) {

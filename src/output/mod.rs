@@ -8,6 +8,7 @@ pub mod export;
 pub mod feed;
 pub mod human;
 pub mod json;
+pub mod parquet;
 pub mod table;
 
 use std::io::{self, Write};

@@ -8,20 +8,7 @@
 /// The line a dump starts with.
 pub const HEADER: &str = "Daily Papers";
 
-/// One abstract as found in a dump.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Paragraph {
-    /// 1-based paragraph number, the header not counted.
-    pub number: usize,
-    /// 1-based line where the paragraph starts.
-    pub line: usize,
-    /// The normalised text: each line trimmed, lines joined by one space.
-    pub text: String,
-    /// Title, authors, date and arXiv id (JSON dumps only).
-    pub meta: Option<crate::paper::Meta>,
-    /// A vector made elsewhere (`papers index --embeddings` only).
-    pub embedding: Option<Vec<f32>>,
-}
+use super::Paragraph;
 
 /// Why a text is not a dump.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +30,7 @@ pub enum ParseError {
 /// Splits a dump into its abstracts. A dump with a header and no paragraph is
 /// valid and yields nothing.
 pub fn parse_dump(text: &str) -> Result<Vec<Paragraph>, ParseError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = super::strip_bom(text);
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
 
     let header = lines.by_ref().find(|(_, l)| !l.is_empty());
@@ -78,106 +65,6 @@ pub fn parse_dump(text: &str) -> Result<Vec<Paragraph>, ParseError> {
     }
     paragraphs.extend(current);
     Ok(paragraphs)
-}
-
-/// Reads a Hugging Face daily papers JSON dump: a list of entries with
-/// `paper.id` (the arXiv id), `title` (or `paper.title`), `paper.summary`,
-/// `paper.authors` (objects with a `name`, or strings) and `publishedAt`
-/// (or `paper.publishedAt`), and when given `paper.upvotes`,
-/// `paper.githubRepo`, `paper.ai_keywords` and `paper.ai_summary`. Entries
-/// without a summary are left out; their
-/// numbers are still counted, so `number` is the entry's 1-based position.
-pub fn parse_hf_json(text: &str) -> Result<Vec<Paragraph>, ParseError> {
-    use serde_json::Value;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let value: Value = serde_json::from_str(text).map_err(|e| ParseError::Json(e.to_string()))?;
-    let entries = value
-        .as_array()
-        .ok_or_else(|| ParseError::Json("the top level is not a list".into()))?;
-    Ok(entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, entry)| hf_entry(entry).map(|p| Paragraph { number: i + 1, ..p }))
-        .collect())
-}
-
-/// One entry of a Hugging Face daily papers list (`paper.summary` and the
-/// rest, see [`parse_hf_json`]); `None` without a summary.
-pub fn hf_entry(entry: &serde_json::Value) -> Option<Paragraph> {
-    use serde_json::Value;
-    fn string(v: Option<&serde_json::Value>) -> &str {
-        v.and_then(serde_json::Value::as_str)
-            .map(str::trim)
-            .unwrap_or("")
-    }
-    let paper = entry.get("paper").unwrap_or(entry);
-    let raw = string(paper.get("summary"));
-    let text = crate::records::clean(raw);
-    if text.is_empty() {
-        return None;
-    }
-    let title = match string(entry.get("title")) {
-        "" => string(paper.get("title")),
-        title => title,
-    };
-    // paper.publishedAt is the arXiv date in every layout; the
-    // top-level publishedAt changed meaning between versions, so it
-    // is only a fall-back.
-    let published = match string(paper.get("publishedAt")) {
-        "" => string(entry.get("publishedAt")),
-        date => date,
-    };
-    let date = |text: &str| crate::paper::parse_date(text).map(crate::paper::format_date);
-    let authors = paper
-        .get("authors")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|a| a.get("name").unwrap_or(a).as_str())
-                .map(|name| name.trim().to_string())
-                .filter(|name| !name.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let id = string(paper.get("id"));
-    // Upvotes come as a number, or as a string in older dumps.
-    let upvotes = paper.get("upvotes").and_then(|v| match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    });
-    let keywords = paper
-        .get("ai_keywords")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let some = |text: &str| (!text.is_empty()).then(|| text.to_string());
-    Some(Paragraph {
-        number: 0,
-        line: 0,
-        embedding: None,
-        meta: Some(crate::paper::Meta {
-            arxiv_id: crate::records::arxiv_id(id).unwrap_or_else(|| id.to_string()),
-            title: crate::records::clean(title),
-            authors,
-            published: date(published),
-            listed: date(string(paper.get("submittedOnDailyAt"))),
-            upvotes,
-            github: some(string(paper.get("githubRepo"))),
-            keywords,
-            ai_summary: some(&crate::records::clean(string(paper.get("ai_summary")))),
-            original: (raw.split_whitespace().collect::<Vec<_>>().join(" ") != text)
-                .then(|| raw.to_string()),
-            ..Default::default()
-        }),
-        text,
-    })
 }
 
 #[cfg(test)]

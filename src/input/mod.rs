@@ -1,0 +1,53 @@
+//! The input side: every format papers reads, one file each, and the rules
+//! they share. A file is sniffed ([`file`]), decompressed when it is gzip,
+//! and read by its format: a Daily Papers dump ([`daily`]), a JSON list of
+//! records or Hugging Face's daily papers ([`hf`]), JSON Lines
+//! ([`jsonl`]) or Parquet ([`parquet`]). Every format maps its parts
+//! through the same [`Fields`] and cleans its text and ids with
+//! [`clean`], so one record reads the same whatever carried it.
+
+pub mod clean;
+pub mod daily;
+pub mod fields;
+pub mod file;
+pub mod hf;
+pub mod jsonl;
+pub mod parquet;
+
+pub use clean::{arxiv_id, clean, id_in_page_url};
+pub use daily::{parse_dump, ParseError, HEADER};
+pub use fields::{Field, Fields};
+pub use file::read_input;
+pub use hf::{hf_entry, parse_hf_json, parse_json_list};
+pub use jsonl::{embed_text, parse_jsonl};
+
+/// One record as an input holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paragraph {
+    /// 1-based paragraph number (a dump's header not counted), line
+    /// (JSON Lines), entry (JSON lists) or row (Parquet).
+    pub number: usize,
+    /// 1-based line where the paragraph starts (0 where there are no
+    /// lines).
+    pub line: usize,
+    /// The normalised text: each line trimmed, lines joined by one space.
+    pub text: String,
+    /// Title, authors, date and arXiv id (structured inputs only).
+    pub meta: Option<crate::paper::Meta>,
+    /// A vector made elsewhere (`papers index --embeddings` only).
+    pub embedding: Option<Vec<f32>>,
+}
+
+/// A line (or entry, or row) that was not read, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based line, entry or row number.
+    pub line: usize,
+    /// Why, in a few words.
+    pub reason: String,
+}
+
+/// `text` without a UTF-8 byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
