@@ -151,6 +151,30 @@ impl Corpus {
     }
 }
 
+/// The files under `paths` (directories walked as [`Corpus::load`] walks
+/// them) and what was skipped; a missing path, or no file at all, is an
+/// error.
+pub fn input_files(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
+    let (mut files, mut skipped) = (Vec::new(), Vec::new());
+    for path in paths {
+        collect_files(path, &mut Vec::new(), &mut files, &mut skipped)?;
+    }
+    if files.is_empty() {
+        return Err(Error::NoDumps {
+            paths: paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: skipped
+                .first()
+                .map(|s| format!("{}: {}", s.path.display(), s.reason))
+                .unwrap_or_default(),
+        });
+    }
+    Ok((files, skipped))
+}
+
 /// Adds `path` (a file) or the files under it (a directory) to `out`.
 /// `ancestors` are the real paths of the directories being walked above
 /// it: a directory that is one of them (a symlink to a parent) would make

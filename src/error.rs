@@ -45,6 +45,15 @@ pub enum Error {
         /// Why (the first skipped file or line), if known.
         reason: String,
     },
+    /// An input that cannot be read where reading it all is required
+    /// (`index --embeddings`): nothing was written.
+    #[error("{}: {reason}; the index was not changed", path.display())]
+    Input {
+        /// The input file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The index's database could not be used for a reason other than
     /// damage: busy, locked, read-only, full, not permitted.
     #[error("{}: {problem}", path.display())]

@@ -7,7 +7,7 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use crate::corpus::{Corpus, Given, Skipped};
+use crate::corpus::{Corpus, Skipped};
 use crate::embed::{Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::index::ownership::Folder;
@@ -85,6 +85,9 @@ pub const VERIFY_COSINE: f32 = 0.99;
 /// content hash is new are embedded, and a run with nothing new loads no
 /// model and writes nothing. Holds the writer lock throughout.
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
+    if request.embeddings {
+        return crate::import::import(dir, request, observer);
+    }
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
     let folder = crate::index::ownership::survey(dir)?;
@@ -113,43 +116,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
                 .unwrap_or_default(),
         });
     }
-    let _lock = lock(dir, observer)?;
-    let existing = if request.rebuild {
-        None
-    } else {
-        if crate::index::upgrade(dir).or_else(|e| match e {
-            Error::IndexMissing { .. } => Ok(false),
-            e => Err(e),
-        })? {
-            observer.note(&format!(
-                "upgraded {} to index format {}",
-                dir.display(),
-                crate::index::FORMAT_VERSION
-            ));
-        }
-        match Index::open(dir) {
-            Ok(index) => Some(index),
-            Err(Error::IndexMissing { .. }) => None,
-            Err(e) => return Err(e),
-        }
-    };
+    let (_lock, existing, kept_out) = open_for_writing(dir, request, observer)?;
     let manifest = existing.as_ref().map(Index::manifest);
     let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
-    if let (Some(manifest), Some(asked)) = (manifest, &request.model.model) {
-        if &manifest.model != asked {
-            return Err(Error::model_mismatch(dir, manifest, asked, "?", &rebuild));
-        }
-    }
-
-    // Papers the reader removed stay out (see `index::removed`); a rebuild
-    // reads them from the database it replaces.
-    let kept_out = match &existing {
-        Some(index) => index.db().kept_out()?,
-        None => Index::open(dir)
-            .ok()
-            .and_then(|old| old.db().kept_out().ok())
-            .unwrap_or_default(),
-    };
     let mut corpus = corpus;
     let unique = corpus.papers.len();
     if !kept_out.is_empty() {
@@ -159,9 +128,6 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     update.keep_out(unique - corpus.papers.len());
     let stamp = match manifest {
         Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
-        _ if request.embeddings => {
-            given_vectors(dir, request, manifest, &corpus, &mut update, observer)?
-        }
         _ => {
             let model = request
                 .model
@@ -203,125 +169,52 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     update.commit(dir, &stamp)
 }
 
-/// Stores the vectors that came with the new records of an `--embeddings`
-/// input, after checking their length against the index and the model and
-/// (unless `no_verify`) embedding up to [`VERIFY_SAMPLE`] of them again.
-/// Such records get no window vectors: the input has one per record.
-fn given_vectors(
+/// Takes the writer lock on `dir`, upgrades an old index, and opens it
+/// (none for `--rebuild` or a new index); checks that a model asked for
+/// is the index's. Also returns the papers the reader removed, which stay
+/// out (see `index::removed`): a rebuild reads them from the database it
+/// replaces.
+pub(crate) fn open_for_writing(
     dir: &Path,
     request: &IndexRequest,
-    manifest: Option<&crate::index::Manifest>,
-    corpus: &Corpus,
-    update: &mut Update,
     observer: &dyn Observer,
-) -> Result<ModelStamp> {
-    let pending: Vec<(usize, &Given)> = update
-        .pending()
-        .into_iter()
-        .map(|(position, _)| {
-            let id = update.paper(position).id;
-            (
-                position,
-                corpus
-                    .embeddings
-                    .get(&id)
-                    .expect("records without a vector are bad lines"),
-            )
-        })
-        .collect();
-    let wrong = |given: &Given, reason: String| Error::GivenVector {
-        path: given.path.clone(),
-        line: given.line,
-        reason,
-    };
-
-    // The model: needed for the check, and for the stamp of a new index.
-    let model = if request.no_verify && manifest.is_some() {
+) -> Result<(IndexLock, Option<Index>, crate::index::removed::KeptOut)> {
+    let lock = lock(dir, observer)?;
+    let existing = if request.rebuild {
         None
     } else {
-        let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
-        Some(
-            request
-                .model
-                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
-        )
-    };
-    let (expected, against) = match (manifest, &model) {
-        (Some(m), _) => (m.dimension, format!("the index {}", m.dimension)),
-        (None, Some(model)) => (
-            model.embedder.dimension(),
-            format!("{} {}", model.files.model, model.embedder.dimension()),
-        ),
-        (None, None) => unreachable!("a new index loads the model"),
-    };
-    for (_, given) in &pending {
-        if given.vector.len() != expected {
-            return Err(wrong(
-                given,
-                format!(
-                    "the embedding has {} dimensions, {against}",
-                    given.vector.len()
-                ),
+        if crate::index::upgrade(dir).or_else(|e| match e {
+            Error::IndexMissing { .. } => Ok(false),
+            e => Err(e),
+        })? {
+            observer.note(&format!(
+                "upgraded {} to index format {}",
+                dir.display(),
+                crate::index::FORMAT_VERSION
             ));
         }
-        if given.vector.iter().all(|&x| x == 0.0) {
-            return Err(wrong(given, "the embedding is all zeros".into()));
+        match Index::open(dir) {
+            Ok(index) => Some(index),
+            Err(Error::IndexMissing { .. }) => None,
+            Err(e) => return Err(e),
+        }
+    };
+    if let (Some(manifest), Some(asked)) =
+        (existing.as_ref().map(Index::manifest), &request.model.model)
+    {
+        if &manifest.model != asked {
+            let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
+            return Err(Error::model_mismatch(dir, manifest, asked, "?", &rebuild));
         }
     }
-
-    if let Some(model) = model.as_ref().filter(|_| !request.no_verify) {
-        // Evenly spread over the input, so a file stitched from several
-        // runs is sampled across them.
-        let k = pending.len().min(VERIFY_SAMPLE);
-        let sample: Vec<&(usize, &Given)> =
-            (0..k).map(|i| &pending[i * pending.len() / k]).collect();
-        let texts: Vec<String> = sample
-            .iter()
-            .map(|(position, _)| update.paper(*position).embed_text().into_owned())
-            .collect();
-        observer.note(&format!(
-            "checking {} of {} given vectors against {}",
-            texts.len(),
-            pending.len(),
-            model.files.model
-        ));
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let ours = model
-            .embedder
-            .embed(&refs, &mut |_| ControlFlow::Continue(()))?;
-        for ((_, given), ours) in sample.iter().zip(&ours) {
-            let cosine = crate::search::dot(&unit(&given.vector), ours);
-            if cosine.is_nan() || cosine < VERIFY_COSINE {
-                return Err(wrong(
-                    given,
-                    format!(
-                        "the embedding is not {}'s: cosine {cosine:.4} to its vector of the same \
-                         text (title + \" \" + abstract when there is a title), {VERIFY_COSINE} \
-                         needed; --no-verify skips this check",
-                        model.files.model
-                    ),
-                ));
-            }
-        }
-    }
-
-    // Stored at unit length, as the model's own are (search ranks by dot
-    // product), whatever the other tool did.
-    for (position, given) in pending {
-        update.set_vector(position, unit(&given.vector));
-        update.set_windows(position, Vec::new());
-    }
-    Ok(match (model, manifest) {
-        (Some(model), _) => model.stamp(),
-        (None, Some(manifest)) => ModelStamp::of(manifest),
-        (None, None) => unreachable!("a new index loads the model"),
-    })
-}
-
-/// `v` scaled to unit length.
-fn unit(v: &[f32]) -> Vec<f32> {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / norm).collect()
+    let kept_out = match &existing {
+        Some(index) => index.db().kept_out()?,
+        None => Index::open(dir)
+            .ok()
+            .and_then(|old| old.db().kept_out().ok())
+            .unwrap_or_default(),
+    };
+    Ok((lock, existing, kept_out))
 }
 
 /// Records embedded between the points where a stopped run can keep its

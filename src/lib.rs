@@ -47,6 +47,7 @@ pub mod embed;
 pub mod error;
 pub mod evidence;
 pub mod feed;
+pub mod import;
 pub mod index;
 pub mod indexing;
 pub mod input;

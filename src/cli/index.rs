@@ -23,10 +23,12 @@ pub struct IndexArgs {
     #[arg(required_unless_present = "embeddings", value_name = "PATH")]
     paths: Vec<PathBuf>,
 
-    /// Index JSON Lines records that carry their vectors (`embedding`),
-    /// made elsewhere, without embedding them again. A sample of 16 is
-    /// embedded to check they are this model's. Repeatable
-    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    /// Index records that carry their vectors (`embedding`), made
+    /// elsewhere, without embedding them again: JSON Lines (gzip too) or
+    /// Parquet (`part-*.parquet` as Spark and Ray write them), files or
+    /// folders, streamed a batch at a time. A sample of 16 is embedded to
+    /// check they are this model's
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "paths")]
     embeddings: Vec<PathBuf>,
 
     /// With --embeddings: store the vectors without the check

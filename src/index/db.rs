@@ -105,6 +105,18 @@ pub struct Chunk {
     pub binary_crc: u32,
 }
 
+/// A run of window rows appended by one update, with the CRC-32 of their
+/// bytes in `windows.f32`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowChunk {
+    /// First window row.
+    pub start: u64,
+    /// Window rows.
+    pub rows: u64,
+    /// CRC-32 of their bytes.
+    pub crc: u32,
+}
+
 /// What is committed: everything a reader needs besides the records.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -116,8 +128,12 @@ pub struct State {
     pub live: u64,
     /// Window rows committed in `windows.f32`.
     pub windows: u64,
-    /// CRC-32 of the committed windows file.
+    /// CRC-32 of the window rows before the first of `window_chunks` (of
+    /// them all in an index written before per-append checksums).
     pub windows_crc: u32,
+    /// The window rows each update appended, with their checksums.
+    #[serde(default)]
+    pub window_chunks: Vec<WindowChunk>,
     /// Lexical segments, in row order, covering rows `0..rows`.
     pub segments: Vec<SegmentEntry>,
     /// The appends, for the full check.
@@ -504,6 +520,45 @@ pub struct Writer<'a> {
 impl Writer<'_> {
     pub(super) fn err(&self, e: rusqlite::Error) -> Error {
         sql(&self.path, e)
+    }
+
+    /// The live record at `row`, as this transaction sees it (its own
+    /// inserts included).
+    pub fn paper(&self, row: usize) -> Result<Option<Paper>> {
+        let body: Option<String> = self
+            .tx
+            .prepare_cached("SELECT body FROM papers WHERE row = ?1")
+            .and_then(|mut s| s.query_row([row as i64], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        body.map(|b| {
+            serde_json::from_str(&b)
+                .map_err(|e| Error::corrupt(&self.path, format!("invalid record: {e}")))
+        })
+        .transpose()
+    }
+
+    /// The row of the live record with this id, or with this arXiv id, as
+    /// this transaction sees it.
+    pub fn row_of(
+        &self,
+        id: PaperId,
+        arxiv: Option<&str>,
+    ) -> Result<(Option<usize>, Option<usize>)> {
+        let one = |sql: &str, value: String| {
+            self.tx
+                .prepare_cached(sql)
+                .and_then(|mut s| s.query_row([value], |r| r.get::<_, i64>(0)).optional())
+                .map(|r| r.map(|r| r as usize))
+                .map_err(|e| self.err(e))
+        };
+        let by_id = one("SELECT row FROM papers WHERE id = ?1", id.hex())?;
+        let by_arxiv = match (by_id, arxiv) {
+            (None, Some(arxiv)) => {
+                one("SELECT row FROM papers WHERE arxiv = ?1", arxiv.to_string())?
+            }
+            _ => None,
+        };
+        Ok((by_id, by_arxiv))
     }
 
     fn count(&mut self, paper: &Paper, delta: i64) {

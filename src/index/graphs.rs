@@ -110,6 +110,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// [`extend`] over the committed vectors of the data folder `data`; a
+/// failure is left for the next update (searches scan those rows).
+pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
+    let Ok(file) =
+        super::rows::RowFile::open(&data.join(super::rows::VECTORS), 4 * dimension, rows)
+    else {
+        return;
+    };
+    let vectors = |range: std::ops::Range<usize>| {
+        let bytes = &file.bytes()[range.start * 4 * dimension..range.end * 4 * dimension];
+        super::rows::f32s(bytes).into_owned()
+    };
+    let _ = extend(data, dimension, rows, &vectors);
+}
+
 /// After a commit of `rows` rows: builds the graph of the rows no stored
 /// graph covers, merges the newest graphs of similar size, and removes the
 /// graphs the tiling no longer uses. `vectors(range)` gives the f32 rows.

@@ -44,10 +44,12 @@
 //! SQLite's integrity check) is `papers check`, and runs on every open of
 //! an index small enough for it to cost no more than a few milliseconds.
 
+pub mod commit;
 pub mod db;
 pub mod files;
 pub mod graphs;
 pub mod hnsw;
+pub mod import;
 pub mod legacy;
 pub mod manifest;
 pub mod ownership;
@@ -58,13 +60,15 @@ pub mod scope;
 pub mod segment;
 pub mod tags;
 pub mod update;
+pub mod upgrade;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 pub use manifest::{Manifest, FORMAT_VERSION};
-pub use update::{upgrade, IndexLock, ModelStamp, Update, UpdateReport};
+pub use update::{IndexLock, ModelStamp, Update, UpdateReport};
+pub use upgrade::upgrade;
 
 use crate::error::{Error, Result};
 use crate::paper::{validate_prefix, Paper, PaperId};
@@ -561,10 +565,27 @@ impl Index {
                 "rows without a checksum",
             ));
         }
-        if crc32fast::hash(self.windows.bytes()) != self.state.windows_crc {
+        let width = 4 + 4 * d;
+        let windows = self.windows.bytes();
+        let prefix = self
+            .state
+            .window_chunks
+            .first()
+            .map_or(self.state.windows, |c| c.start) as usize;
+        let mut ok = windows.len() >= prefix * width
+            && crc32fast::hash(&windows[..prefix * width]) == self.state.windows_crc;
+        let mut next = prefix as u64;
+        for chunk in &self.state.window_chunks {
+            let range = chunk.start as usize * width..(chunk.start + chunk.rows) as usize * width;
+            ok &= chunk.start == next
+                && windows.len() >= range.end
+                && crc32fast::hash(&windows[range]) == chunk.crc;
+            next = chunk.start + chunk.rows;
+        }
+        if !ok || next != self.state.windows {
             return Err(Error::corrupt(
                 self.windows.path(),
-                "windows do not match their checksum",
+                "windows do not match their checksums",
             ));
         }
         for segment in self.lexical()?.segments() {

@@ -1,18 +1,16 @@
-//! Writing an index: the writer lock, merging a corpus into what is already
-//! indexed (only new abstracts need vectors), and committing it: appended
-//! rows and a new segment, then one database transaction. A new index,
-//! `--rebuild` and the upgrade from format 2 write a new data folder and
+//! Updating an index: the writer lock, and merging a corpus into what is
+//! already indexed (only new abstracts need vectors); [`super::commit`]
+//! then writes it. A new index and `--rebuild` write a new data folder and
 //! switch the manifest to it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::db::{Chunk, Db, SegmentEntry, State, DATABASE};
-use super::manifest::{Manifest, FORMAT_VERSION};
-use super::segment::{self, Builder, Segment};
-use super::{files, legacy, rows, Index};
+use super::commit::{Appender, NewRecord, Target};
+use super::db::{Db, State};
+use super::manifest::Manifest;
+use super::Index;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::paper::Paper;
@@ -104,12 +102,6 @@ pub struct UpdateReport {
     /// Records in the index afterwards.
     pub records: usize,
 }
-
-/// Indexed records whose sources grew: row -> (before, after).
-type Changed = BTreeMap<usize, (Paper, Paper)>;
-
-/// A new record with its vector and window vectors.
-type NewRecord = (Paper, Vec<f32>, Vec<Vec<f32>>);
 
 /// An index update in progress: the new records and their vectors so far,
 /// and the changes to records already indexed. Nothing touches the disk
@@ -210,6 +202,18 @@ impl Update {
             }
         }
         Ok(update)
+    }
+
+    /// A new index of `records` with their vectors (the upgrade).
+    pub(super) fn of_records(records: impl Iterator<Item = NewRecord>) -> Update {
+        let mut update = Update::from_existing(None);
+        for (paper, vector, windows) in records {
+            update.new.push(paper);
+            update.vectors.push(Some(vector));
+            update.windows.push(windows);
+        }
+        update.report.records = update.new.len();
+        update
     }
 
     /// Counts `n` abstracts of the input left out as removed earlier.
@@ -330,380 +334,45 @@ impl Update {
             new.push((paper, vector, windows));
         }
         new.sort_by_key(|(paper, _, _)| paper.id);
-        let (data, state, fresh) = match self.base.take() {
-            Some(base) => (base.data, base.state, None),
-            None => {
-                let (data, manifest) = create_data_dir(dir, stamp)?;
-                (data, State::default(), Some(manifest))
-            }
+        let target = match self.base.take() {
+            Some(base) => Target::existing(base.data, base.state),
+            None => Target::fresh(dir, stamp)?,
         };
-        let appended = append(
-            &data,
-            stamp.dimension,
-            state,
-            &new,
-            (&self.changed, &self.dropped),
-            (self.run, self.forget),
-        );
-        let appended = match (appended, &fresh) {
-            // A rebuild keeps the reader's tags and removals: copied into the new
-            // database before the manifest names it.
-            (Ok(state), Some(_)) => match previous_data_dir(dir) {
-                Some(previous) => copy_tags(&dir.join(previous), &data).map(|()| state),
-                None => Ok(state),
-            },
-            (other, _) => other,
-        };
-        let state = match (appended, &fresh) {
-            (Ok(state), _) => state,
-            (Err(e), Some(_)) => {
-                // A new folder nobody reads yet: what it started goes.
-                let _ = std::fs::remove_dir_all(&data);
-                return Err(e);
-            }
-            (Err(e), None) => return Err(e),
-        };
-        if let Some(manifest) = fresh {
-            // The new folder is complete: switch to it, then drop the one
-            // the previous manifest named, and folders left by failed runs.
-            let previous = previous_data_dir(dir);
-            if let Err(e) = manifest.write(dir) {
-                let _ = std::fs::remove_dir_all(&data);
-                return Err(e);
-            }
-            super::ownership::remove_stale(dir, &manifest.data_dir, previous.as_deref());
-        }
+        let committed = self.append(&target, stamp.dimension, &new);
+        let data = target.data.clone();
+        let state = target.finish(dir, committed, stamp.dimension)?;
         // The stored graphs are a cache of committed rows, written after
         // the commit: if this fails, searches scan those rows instead and
         // the next update builds them.
-        let dimension = stamp.dimension;
-        let rows = state.rows as usize;
-        if let Ok(file) =
-            super::rows::RowFile::open(&data.join(super::rows::VECTORS), 4 * dimension, rows)
-        {
-            let vectors = |range: std::ops::Range<usize>| {
-                let bytes = &file.bytes()[range.start * 4 * dimension..range.end * 4 * dimension];
-                super::rows::f32s(bytes).into_owned()
-            };
-            let _ = super::graphs::extend(&data, dimension, rows, &vectors);
-        }
+        super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
         self.report.records = state.live as usize;
         Ok(self.report)
     }
-}
 
-/// Copies the tags of the database in `from` into the one in `to`. A
-/// previous database that cannot be read (a rebuild is how damage is
-/// repaired) has no tags to copy: they went with the damage.
-fn copy_tags(from: &Path, to: &Path) -> Result<()> {
-    let Ok(old) = Db::open(from, false) else {
-        return Ok(());
-    };
-    let mut new = Db::open(to, true)?;
-    if let Ok(entries) = old.tag_entries(None) {
-        new.copy_tags(&entries)?;
-    }
-    if let Ok(removals) = old.removals() {
-        new.copy_removals(&removals)?;
-    }
-    Ok(())
-}
-
-/// The data folder the manifest in `dir` names now, if papers wrote it.
-fn previous_data_dir(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(super::manifest::MANIFEST)).ok()?;
-    if !super::ownership::is_papers_manifest(&text) {
-        return None;
-    }
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    value.get("data_dir")?.as_str().map(str::to_string)
-}
-
-/// Creates the next data folder (papers' marker, empty database, empty row
-/// files) and the manifest that will name it. If anything fails, the
-/// folder is removed again.
-fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(std::path::PathBuf, Manifest)> {
-    let next = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| super::ownership::number_of(&e.file_name().to_string_lossy()))
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let data_dir = format!("data-{next:06}");
-    let data = dir.join(&data_dir);
-    // create_dir, not create_dir_all: the folder must be new, so that it is
-    // papers' to remove.
-    std::fs::create_dir(&data).map_err(|e| Error::io(&data, e))?;
-    let filled = (|| {
-        files::write_synced(
-            &data.join(super::ownership::DATA_MARKER),
-            b"made by papers: the index's data; removed when the index is rebuilt\n",
-        )?;
-        Db::create(&data.join(DATABASE))?;
-        for name in [rows::VECTORS, rows::QUANTIZED, rows::BINARY, rows::WINDOWS] {
-            files::write_synced(&data.join(name), &[])?;
-        }
-        files::sync_dir(&data)
-    })();
-    if let Err(e) = filled {
-        let _ = std::fs::remove_dir_all(&data);
-        return Err(e);
-    }
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        model: stamp.model.clone(),
-        weights_sha256: stamp.weights_sha256.clone(),
-        dimension: stamp.dimension,
-        max_seq_length: stamp.max_seq_length,
-        data_dir,
-        written_by: format!("papers {}", env!("CARGO_PKG_VERSION")),
-        written_at: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        checksum: String::new(),
-    };
-    Ok((data, manifest))
-}
-
-/// The level of a segment of `docs` rows in the merge policy: segments of
-/// one level are merged into one of the next, like a binary counter.
-fn level(docs: u64) -> u32 {
-    (docs.max(1) / 256).max(1).ilog2()
-}
-
-/// Appends `new` to the data folder `data` whose committed state is
-/// `state`, applies `changed` and `dropped`, and commits; returns the new
-/// state.
-fn append(
-    data: &Path,
-    dimension: usize,
-    mut state: State,
-    new: &[NewRecord],
-    (changed, dropped): (&Changed, &BTreeMap<usize, Paper>),
-    (run, forget): (bool, bool),
-) -> Result<State> {
-    let first = state.rows;
-    // 1. The rows, past the committed ones (cutting any torn tail).
-    let mut f32s = Vec::with_capacity(new.len() * dimension * 4);
-    let mut quantized = Vec::with_capacity(new.len() * (dimension + 4));
-    let mut binary = Vec::with_capacity(new.len() * rows::binary_width(dimension));
-    let mut windows = Vec::new();
-    for (i, (_, vector, paper_windows)) in new.iter().enumerate() {
-        f32s.extend(rows::encode_f32(vector));
-        quantized.extend(rows::quantize(vector));
-        binary.extend(rows::binarize(vector));
-        for w in paper_windows {
-            windows.extend_from_slice(&((first as usize + i) as u32).to_le_bytes());
-            windows.extend(rows::encode_f32(w));
-        }
-    }
-    if !new.is_empty() {
-        rows::append(
-            &data.join(rows::VECTORS),
-            first * 4 * dimension as u64,
-            &f32s,
-        )?;
-        rows::append(
-            &data.join(rows::QUANTIZED),
-            first * (4 + dimension as u64),
-            &quantized,
-        )?;
-        rows::append(
-            &data.join(rows::BINARY),
-            first * rows::binary_width(dimension) as u64,
-            &binary,
-        )?;
-        state.chunks.push(Chunk {
-            start: first,
-            rows: new.len() as u64,
-            vectors_crc: crc32fast::hash(&f32s),
-            quantized_crc: crc32fast::hash(&quantized),
-            binary_crc: crc32fast::hash(&binary),
-        });
-    }
-    let window_width = 4 + 4 * dimension as u64;
-    let windows_path = data.join(rows::WINDOWS);
-    rows::append(&windows_path, state.windows * window_width, &windows)?;
-    state.windows += windows.len() as u64 / window_width;
-    let all_windows = RowBytes::read(&windows_path, state.windows * window_width)?;
-    state.windows_crc = crc32fast::hash(&all_windows);
-
-    // 2. The lexical segments: the new rows, at most segment::MAX_DOCS each,
-    // then merges of equal levels.
-    let mut written: Vec<String> = Vec::new();
-    let mut retired: Vec<String> = Vec::new();
-    for (c, chunk) in new.chunks(segment::MAX_DOCS).enumerate() {
-        let start = first + (c * segment::MAX_DOCS) as u64;
-        let mut builder = Builder::new(start);
-        for (paper, _, _) in chunk {
-            builder.add(&paper.embed_text());
-        }
-        let entry = write_segment(data, &builder, start)?;
-        written.push(entry.name.clone());
-        state.segments.push(entry);
-        while let [.., a, b] = state.segments.as_slice() {
-            if level(a.docs) > level(b.docs) || (a.docs + b.docs) as usize > segment::MAX_DOCS {
-                break;
+    /// Appends `new` to the target folder, applies the changes to records
+    /// already indexed, and commits.
+    fn append(&self, target: &Target, dimension: usize, new: &[NewRecord]) -> Result<State> {
+        let mut appender = Appender::new(target, dimension);
+        let first = appender.next_row() as usize;
+        appender.rows(new)?;
+        let mut db = Db::open(&target.data, true)?;
+        let mut tx = db.begin()?;
+        for (&row, before) in &self.dropped {
+            tx.kill(row, before)?;
+            if self.forget {
+                tx.forget(before)?;
             }
-            let (a, b) = (a.clone(), b.clone());
-            let sa = Segment::open(&data.join(&a.name), a.first_row, a.docs, a.bytes)?;
-            let sb = Segment::open(&data.join(&b.name), b.first_row, b.docs, b.bytes)?;
-            let merged = segment::merge(&[&sa, &sb])?;
-            let entry = write_segment(data, &merged, a.first_row)?;
-            state.segments.truncate(state.segments.len() - 2);
-            for old in [a.name, b.name] {
-                if written.contains(&old) {
-                    let _ = std::fs::remove_file(data.join(&old));
-                } else {
-                    retired.push(old);
-                }
-            }
-            written.push(entry.name.clone());
-            state.segments.push(entry);
         }
-    }
-    files::sync_dir(data)?;
-
-    // 3. The records and the state, in one transaction: the commit point.
-    let mut db = Db::open(data, true)?;
-    let mut tx = db.begin()?;
-    for (&row, before) in dropped {
-        tx.kill(row, before)?;
-        if forget {
-            tx.forget(before)?;
+        for (&row, (before, after)) in &self.changed {
+            tx.replace(row, before, after)?;
         }
-    }
-    for (&row, (before, after)) in changed {
-        tx.replace(row, before, after)?;
-    }
-    for (i, (paper, _, _)) in new.iter().enumerate() {
-        tx.insert(first as usize + i, paper)?;
-    }
-    if run {
-        tx.record_run(first as usize, new.len())?;
-    }
-    state.rows = first + new.len() as u64;
-    state.live = state.live + new.len() as u64 - dropped.len() as u64;
-    state.generation += 1;
-    // Segments merged away now stay on disk until the next commit, for
-    // readers that read the previous state and open its segments later.
-    let previously_retired = std::mem::replace(&mut state.retired, retired);
-    tx.commit(&state)?;
-
-    // 4. Segments no state a reader may hold names any more: those
-    // retired by the previous commit, and any a killed run left.
-    let keep: HashSet<&str> = state
-        .segments
-        .iter()
-        .map(|s| s.name.as_str())
-        .chain(state.retired.iter().map(String::as_str))
-        .collect();
-    for old in previously_retired {
-        if !keep.contains(old.as_str()) {
-            let _ = std::fs::remove_file(data.join(old));
+        for (i, (paper, _, _)) in new.iter().enumerate() {
+            tx.insert(first + i, paper)?;
         }
-    }
-    remove_orphan_segments(data, &keep);
-    Ok(state)
-}
-
-/// Segment files no state names: left by a killed run.
-fn remove_orphan_segments(data: &Path, named: &HashSet<&str>) {
-    let Ok(entries) = std::fs::read_dir(data) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with("lex-") && !named.contains(name.as_str()) {
-            let _ = std::fs::remove_file(entry.path());
+        if self.run {
+            tx.record_run(first, new.len())?;
         }
+        let live = target.state.live + new.len() as u64 - self.dropped.len() as u64;
+        appender.commit(tx, live)
     }
-}
-
-/// The committed bytes of a row file.
-struct RowBytes;
-
-impl RowBytes {
-    fn read(path: &Path, len: u64) -> Result<Vec<u8>> {
-        use std::io::Read;
-        let mut bytes = Vec::with_capacity(len as usize);
-        File::open(path)
-            .map_err(|e| Error::io(path, e))?
-            .take(len)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        Ok(bytes)
-    }
-}
-
-/// Writes a segment under a name no committed state uses yet.
-fn write_segment(data: &Path, builder: &Builder, first_row: u64) -> Result<SegmentEntry> {
-    let bytes = builder.encode();
-    let name = format!(
-        "lex-{first_row:010}-{:08}-{:08x}.seg",
-        builder.docs(),
-        crc32fast::hash(&bytes)
-    );
-    files::write_synced(&data.join(&name), &bytes)?;
-    Ok(SegmentEntry {
-        name,
-        first_row,
-        docs: builder.docs() as u64,
-        bytes: bytes.len() as u64,
-    })
-}
-
-/// Converts a format-2 index in `dir` to format 3 without embedding
-/// anything (its vectors are stored); the caller holds the writer lock.
-/// Returns whether there was anything to convert.
-pub fn upgrade(dir: &Path) -> Result<bool> {
-    let (found, text) = super::manifest::version(dir)?;
-    if found != legacy::VERSION {
-        return Ok(false);
-    }
-    let old = legacy::load(dir, &text)?;
-    // Nothing is converted (and so nothing of the old index removed) unless
-    // every record matches its id: the new format checks that on open.
-    let records = dir.join(&old.manifest.data_dir).join(legacy::RECORDS);
-    for paper in &old.papers {
-        if crate::paper::PaperId::of(&paper.text) != paper.id {
-            return Err(Error::corrupt(
-                &records,
-                format!(
-                    "record {} does not match its text; nothing was converted",
-                    paper.id
-                ),
-            ));
-        }
-    }
-    if old.vectors.iter().any(|x| !x.is_finite()) {
-        return Err(Error::corrupt(
-            dir.join(&old.manifest.data_dir).join(legacy::VECTORS),
-            "a vector holds a value that is not a number; nothing was converted",
-        ));
-    }
-    let d = old.manifest.dimension;
-    let stamp = ModelStamp {
-        model: old.manifest.model.clone(),
-        weights_sha256: old.manifest.weights_sha256.clone(),
-        dimension: d,
-        max_seq_length: old.manifest.max_seq_length,
-    };
-    let mut update = Update::from_existing(None);
-    update.report.records = old.papers.len();
-    let mut windows: Vec<Vec<Vec<f32>>> = vec![Vec::new(); old.papers.len()];
-    for (i, &row) in old.window_rows.iter().enumerate() {
-        windows[row as usize].push(old.window_vectors[i * d..(i + 1) * d].to_vec());
-    }
-    for (row, (paper, windows)) in old.papers.into_iter().zip(windows).enumerate() {
-        update.new.push(paper);
-        update
-            .vectors
-            .push(Some(old.vectors[row * d..(row + 1) * d].to_vec()));
-        update.windows.push(windows);
-    }
-    update.commit(dir, &stamp)?;
-    Ok(true)
 }

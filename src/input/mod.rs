@@ -13,6 +13,7 @@ pub mod file;
 pub mod hf;
 pub mod jsonl;
 pub mod parquet;
+pub mod stream;
 
 pub use clean::{arxiv_id, clean, id_in_page_url};
 pub use daily::{parse_dump, ParseError, HEADER};

@@ -239,6 +239,12 @@ fn value(column: &dyn Array, row: usize) -> Value {
         DataType::Utf8 => column.as_string::<i32>().value(row).into(),
         DataType::LargeUtf8 => column.as_string::<i64>().value(row).into(),
         DataType::Utf8View => column.as_string_view().value(row).into(),
+        // Text written without the UTF-8 annotation (Spark can).
+        DataType::Binary => String::from_utf8_lossy(column.as_binary::<i32>().value(row)).into(),
+        DataType::LargeBinary => {
+            String::from_utf8_lossy(column.as_binary::<i64>().value(row)).into()
+        }
+        DataType::BinaryView => String::from_utf8_lossy(column.as_binary_view().value(row)).into(),
         DataType::Boolean => column.as_boolean().value(row).into(),
         DataType::Int8 => number!(Int8Type),
         DataType::Int16 => number!(Int16Type),

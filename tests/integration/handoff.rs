@@ -80,7 +80,8 @@ fn vectors_made_elsewhere_are_indexed_without_embedding_again() {
     )
     .ok();
     assert!(
-        run.stderr.contains("checking 3 of 3 given vectors"),
+        run.stderr
+            .contains("checking 3 of the first 3 given vectors"),
         "{}",
         run.stderr
     );

@@ -1,0 +1,244 @@
+//! `papers index --embeddings`: records whose vectors were made elsewhere
+//! (by `papers embed --records` on a GPU, a Spark or Ray job) are stored
+//! without embedding them again, streamed a batch at a time so that memory
+//! stays flat in the input's size. Each vector is checked for its length
+//! and stored at unit length; unless `--no-verify`, a sample of the first
+//! batch is embedded again to check the vectors are this model's.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use crate::corpus::Skipped;
+use crate::embed::Embedder as _;
+use crate::error::{Error, Result};
+use crate::index::import::Batch;
+use crate::index::{Index, ModelStamp, UpdateReport};
+use crate::indexing::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
+use crate::input::stream::Stream;
+use crate::input::Paragraph;
+use crate::paper::{Paper, Source};
+
+/// Imports the records of `request.paths` with their vectors into `dir`.
+pub fn import(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
+    let mut fields = request.fields.clone();
+    fields.embeddings = true;
+    let folder = crate::index::ownership::survey(dir)?;
+    let (files, skipped) = crate::corpus::input_files(&request.paths)?;
+    for s in &skipped {
+        observer.skipped(s);
+    }
+    let (_lock, existing, kept_out) = crate::indexing::open_for_writing(dir, request, observer)?;
+    let manifest = existing.as_ref().map(Index::manifest);
+    // The model: needed for the check, and for the stamp of a new index.
+    let model = if request.no_verify && manifest.is_some() {
+        None
+    } else {
+        let rebuild = |model: &str| crate::indexing::rebuild_command(dir, model, &request.paths);
+        Some(
+            request
+                .model
+                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+        )
+    };
+    let (stamp, against) = match (manifest, &model) {
+        (Some(m), _) => (ModelStamp::of(m), format!("the index {}", m.dimension)),
+        (None, Some(model)) => (
+            model.stamp(),
+            format!("{} {}", model.files.model, model.embedder.dimension()),
+        ),
+        (None, None) => unreachable!("a new index loads the model"),
+    };
+    let verify = model.as_ref().filter(|_| !request.no_verify);
+    let mut reader = Reader {
+        files: files.into_iter(),
+        current: None,
+        fields,
+        dimension: stamp.dimension,
+        against,
+        verify: verify.map(|m| {
+            (
+                &m.embedder as &dyn crate::embed::Embedder,
+                m.files.model.as_str(),
+            )
+        }),
+        observer,
+        files_read: 0,
+        paragraphs: 0,
+        bad_lines: 0,
+        first_bad: None,
+        must_read: request.rebuild || folder == crate::index::ownership::Folder::Fresh,
+        paths: &request.paths,
+    };
+    let mut report =
+        crate::index::import::import(dir, existing.as_ref(), &stamp, &kept_out, &mut || {
+            reader.next()
+        })?;
+    report.files = reader.files_read;
+    report.skipped = skipped.len();
+    report.paragraphs = reader.paragraphs;
+    report.bad_lines = reader.bad_lines;
+    Ok(report)
+}
+
+/// The inputs, read a batch at a time and checked.
+struct Reader<'a> {
+    files: std::vec::IntoIter<PathBuf>,
+    current: Option<(PathBuf, String, Stream)>,
+    fields: crate::input::Fields,
+    dimension: usize,
+    /// What the length is checked against, in words.
+    against: String,
+    /// The model the first batch is checked against, until it is.
+    verify: Option<(&'a dyn crate::embed::Embedder, &'a str)>,
+    observer: &'a dyn Observer,
+    files_read: usize,
+    paragraphs: usize,
+    bad_lines: usize,
+    first_bad: Option<String>,
+    /// Whether reading nothing is an error (a new index or a rebuild).
+    must_read: bool,
+    paths: &'a [PathBuf],
+}
+
+impl Reader<'_> {
+    fn next(&mut self) -> Result<Option<Batch>> {
+        loop {
+            let Some((path, name, stream)) = &mut self.current else {
+                let Some(path) = self.files.next() else {
+                    if self.paragraphs == 0 && self.must_read {
+                        return Err(Error::NothingRead {
+                            paths: self
+                                .paths
+                                .iter()
+                                .map(|p| p.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            reason: self.first_bad.clone().unwrap_or_default(),
+                        });
+                    }
+                    return Ok(None);
+                };
+                let stream = Stream::open(&path, &self.fields).map_err(|reason| Error::Input {
+                    path: path.clone(),
+                    reason,
+                })?;
+                let name = path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into(),
+                );
+                self.files_read += 1;
+                self.current = Some((path, name, stream));
+                continue;
+            };
+            let (records, bad) = match stream.next_batch() {
+                None => {
+                    self.current = None;
+                    continue;
+                }
+                Some(Err(reason)) => {
+                    return Err(Error::Input {
+                        path: path.clone(),
+                        reason,
+                    })
+                }
+                Some(Ok(batch)) => batch,
+            };
+            for line in bad {
+                self.bad_lines += 1;
+                let reason = match line.line {
+                    0 => line.reason,
+                    n => format!("line {n}: {}", line.reason),
+                };
+                self.first_bad
+                    .get_or_insert_with(|| format!("{}: {reason}", path.display()));
+                self.observer.bad_line(&Skipped {
+                    path: path.clone(),
+                    reason,
+                });
+            }
+            self.paragraphs += records.len();
+            let path = path.clone();
+            let name = name.clone();
+            let batch = self.check(&path, &name, records)?;
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
+        }
+    }
+
+    /// The records of one batch as papers with unit vectors; a vector of
+    /// the wrong length or all zeros is an error naming its line (row).
+    fn check(&mut self, path: &Path, name: &str, records: Vec<Paragraph>) -> Result<Batch> {
+        let wrong = |line: usize, reason: String| Error::GivenVector {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let mut batch = Vec::with_capacity(records.len());
+        let mut lines = Vec::with_capacity(records.len());
+        for paragraph in records {
+            let vector = paragraph.embedding.unwrap_or_default();
+            if vector.len() != self.dimension {
+                return Err(wrong(
+                    paragraph.line,
+                    format!(
+                        "the embedding has {} dimensions, {}",
+                        vector.len(),
+                        self.against
+                    ),
+                ));
+            }
+            if vector.iter().all(|&x| x == 0.0) {
+                return Err(wrong(paragraph.line, "the embedding is all zeros".into()));
+            }
+            let source = Source {
+                file: name.to_string(),
+                path: path.display().to_string(),
+                paragraph: paragraph.number,
+            };
+            let mut paper = Paper::new(paragraph.text, source);
+            paper.meta = paragraph.meta;
+            lines.push(paragraph.line);
+            batch.push((paper, unit(&vector)));
+        }
+        if let Some((embedder, model)) = self.verify.filter(|_| !batch.is_empty()) {
+            self.verify = None;
+            // Spread over the batch, so a file stitched from several runs
+            // is sampled across them.
+            let k = batch.len().min(VERIFY_SAMPLE);
+            let sample: Vec<usize> = (0..k).map(|i| i * batch.len() / k).collect();
+            let texts: Vec<String> = sample
+                .iter()
+                .map(|&i| batch[i].0.embed_text().into_owned())
+                .collect();
+            self.observer.note(&format!(
+                "checking {} of the first {} given vectors against {model}",
+                texts.len(),
+                batch.len()
+            ));
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let ours = embedder.embed(&refs, &mut |_| ControlFlow::Continue(()))?;
+            for (&i, ours) in sample.iter().zip(&ours) {
+                let cosine = crate::search::dot(&batch[i].1, ours);
+                if cosine.is_nan() || cosine < VERIFY_COSINE {
+                    return Err(wrong(
+                        lines[i],
+                        format!(
+                            "the embedding is not {model}'s: cosine {cosine:.4} to its vector of \
+                             the same text (title + \" \" + abstract when there is a title), \
+                             {VERIFY_COSINE} needed; --no-verify skips this check"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(batch)
+    }
+}
+
+/// `v` scaled to unit length: stored as the model's own are (search ranks
+/// by dot product), whatever the other tool did.
+fn unit(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / norm).collect()
+}
