@@ -107,8 +107,12 @@ read -r lexical_wall lexical_rss <"$work/lexical.txt"
 read -r noop_wall noop_rss <"$work/noop.txt"
 
 echo "== encoder work and matmul ceiling" >&2
-cargo bench --quiet --bench embed -- flops >"$work/flops.txt" 2>/dev/null
-cargo bench --quiet --bench embed -- matmul >"$work/matmul.txt" 2>/dev/null
+# The seeds as given (a clean clone has no ../shared), and a failure said,
+# not swallowed: set -e stops the script with the bench's own error.
+PAPERS_SEEDS="$(cd "$seeds" && pwd)" cargo bench --quiet --bench embed -- flops >"$work/flops.txt" \
+  || { echo "compare.sh: cargo bench --bench embed -- flops failed (above)" >&2; exit 1; }
+cargo bench --quiet --bench embed -- matmul >"$work/matmul.txt" \
+  || { echo "compare.sh: cargo bench --bench embed -- matmul failed (above)" >&2; exit 1; }
 gflop="$(awk '/encoder_gflop/ { print $2 }' "$work/flops.txt")"
 window_gflop="$(awk '/window_gflop/ { print $2 }' "$work/flops.txt")"
 windows="$(awk '/^windows/ { print $2 }' "$work/flops.txt")"

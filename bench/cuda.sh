@@ -51,6 +51,12 @@ work="$(cd "$work" && pwd)"
 export CARGO_TARGET_DIR="$work/target"
 python="${PAPERS_BENCH_PYTHON:-python3}"
 nvcc_version="${PAPERS_CUDA_NVCC:-13.5.37}"
+# A 13.0 build (what a CUDA 13.0 driver runs: it refuses PTX ISA 9.5, which
+# 13.5's NVVM writes) pins the compiler's other parts to 13.0 as well.
+pins=""
+case "$nvcc_version" in
+  13.0.*) pins="nvidia-nvvm==$nvcc_version nvidia-cuda-crt==$nvcc_version nvidia-cuda-nvrtc==$nvcc_version nvidia-cuda-cccl==13.0.85" ;;
+esac
 
 started=$(date +%s)
 step() { echo "== [$(($(date +%s) - started)) s] $*"; }
@@ -67,7 +73,7 @@ if [ ! -x "$venv/lib/python"*/site-packages/nvidia/cu13/bin/nvcc ] ||
   # pip's download cache too stays under $work.
   PIP_CACHE_DIR="$work/pip-cache" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "nvidia-cuda-nvcc==$nvcc_version" "nvidia-cuda-runtime==$nvcc_version" \
-    nvidia-cublas nvidia-curand nvidia-cuda-nvrtc nvidia-cuda-cccl
+    nvidia-cublas nvidia-curand nvidia-cuda-nvrtc nvidia-cuda-cccl $pins
 fi
 cuda_root="$(echo "$venv"/lib/python*/site-packages/nvidia/cu13)"
 test -x "$cuda_root/bin/nvcc" || {

@@ -55,8 +55,12 @@ fn main() -> papers::Result<()> {
     }
 }
 
+/// The seed abstracts: `PAPERS_SEEDS` (what `bench/compare.sh --seeds`
+/// passes), else `../shared/seeds`.
 fn seed_texts() -> papers::Result<Vec<String>> {
-    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    let seeds = std::env::var_os("PAPERS_SEEDS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds"));
     Ok(Corpus::load(&[seeds])?
         .papers
         .into_iter()

@@ -35,20 +35,6 @@ pub struct Corpus {
     /// Records that replaced an earlier version of the same arXiv paper
     /// within these inputs.
     pub replaced: usize,
-    /// Vectors that came with the records ([`Fields::embeddings`]), by
-    /// record; the first one read wins for a record seen twice.
-    pub embeddings: HashMap<PaperId, Given>,
-}
-
-/// A vector made elsewhere, and where it was read.
-#[derive(Clone, Debug)]
-pub struct Given {
-    /// The vector as the input had it.
-    pub vector: Vec<f32>,
-    /// The input file.
-    pub path: PathBuf,
-    /// Its 1-based line.
-    pub line: usize,
 }
 
 impl Corpus {
@@ -96,13 +82,6 @@ impl Corpus {
                         };
                         let mut paper = Paper::new(paragraph.text, source);
                         paper.meta = paragraph.meta;
-                        if let Some(vector) = paragraph.embedding {
-                            corpus.embeddings.entry(paper.id).or_insert(Given {
-                                vector,
-                                path: file.clone(),
-                                line: paragraph.line,
-                            });
-                        }
                         let arxiv = paper.arxiv_id().map(str::to_string);
                         if let Some(arxiv) = arxiv {
                             match by_arxiv.insert(arxiv, paper.id) {

@@ -179,8 +179,15 @@ impl Appender {
             });
             self.state.windows += added;
         }
-        for (paper, _, _) in new {
-            self.builder.add(&paper.embed_text());
+        // Analysing the texts is most of an import's work: in parallel,
+        // then added in row order.
+        use rayon::prelude::*;
+        let analysed: Vec<Vec<String>> = new
+            .par_iter()
+            .map(|(paper, _, _)| crate::lexical::Analysis::CURRENT.terms(&paper.embed_text()))
+            .collect();
+        for terms in analysed {
+            self.builder.add_terms(terms);
             if self.builder.docs() == segment::MAX_DOCS {
                 self.flush_segment()?;
             }

@@ -22,7 +22,6 @@
 //! segment is opened; the postings' CRC is checked by `papers check`, and
 //! every read is bounds-checked, so damage is an error, never a panic.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -47,7 +46,9 @@ pub const MAX_DOCS: usize = 1 << 17;
 pub struct Builder {
     first_row: u64,
     lengths: Vec<u32>,
-    postings: BTreeMap<String, Postings>,
+    /// Hashed while building (a B-tree's string comparisons were most of
+    /// an import's time); sorted once, when encoded.
+    postings: std::collections::HashMap<String, Postings>,
 }
 
 impl Builder {
@@ -70,15 +71,25 @@ impl Builder {
         self.add_terms(terms);
     }
 
-    fn add_terms(&mut self, terms: Vec<String>) {
+    /// Adds the next row's analysed terms (see [`crate::lexical::Analysis`]).
+    pub fn add_terms(&mut self, terms: Vec<String>) {
         let local = self.lengths.len() as u32;
         self.lengths.push(terms.len() as u32);
-        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
-        for term in terms {
-            *counts.entry(term).or_insert(0) += 1;
-        }
-        for (term, count) in counts {
-            self.postings.entry(term).or_default().push((local, count));
+        let mut terms = terms;
+        terms.sort_unstable();
+        let mut terms = terms.into_iter().peekable();
+        while let Some(term) = terms.next() {
+            let mut count = 1;
+            while terms.peek() == Some(&term) {
+                terms.next();
+                count += 1;
+            }
+            match self.postings.get_mut(&term) {
+                Some(list) => list.push((local, count)),
+                None => {
+                    self.postings.insert(term, vec![(local, count)]);
+                }
+            }
         }
     }
 
@@ -92,7 +103,9 @@ impl Builder {
         let mut table = Vec::with_capacity(self.postings.len() * ENTRY);
         let mut blob = Vec::new();
         let mut postings = Vec::new();
-        for (term, list) in &self.postings {
+        let mut sorted: Vec<(&String, &Postings)> = self.postings.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (term, list) in sorted {
             table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
             table.extend_from_slice(&(term.len() as u32).to_le_bytes());
             table.extend_from_slice(&(list.len() as u32).to_le_bytes());

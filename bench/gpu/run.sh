@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The GPU check, run where the GPU is, from the folder bench/gpu-check.sh
+# prepared (nothing else needed: no network, no Rust). Prints one table:
+# parity with sentence-transformers on the same device and weights,
+# abstracts/s of `papers embed` and `papers index` beside
+# sentence-transformers fp32 and fp16, and the first call's time.
+#
+#   ./run.sh [--device cuda|cpu] [--texts N] [--records N]
+#
+# --device cpu is the dry run (any machine). Defaults: cuda, 60,000 texts,
+# every record in records.jsonl.gz. Keeps to a few minutes on an H200.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+device=cuda texts=60000 records=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) device="$2"; shift ;;
+    --texts) texts="$2"; shift ;;
+    --records) records="$2"; shift ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export PAPERS_MODEL_DIR="$here/model" HF_HUB_OFFLINE=1 PAPERS_CACHE_DIR="$work/cache"
+papers="$here/papers"
+python="${PYTHON:-python3}"
+say() { echo "== $*" >&2; }
+
+if [ "$device" = cuda ]; then
+  # The CUDA runtime libraries wherever this machine keeps them (a PyTorch
+  # environment's nvidia/cu13/lib, or a toolkit), and the driver's libcuda.
+  libs="$(find / -xdev \( -name 'libcublas.so.1[23]*' -o -name 'libcudart.so.1[23]*' -o -name 'libcurand.so.10*' -o -name 'libnvrtc.so.1[23]*' \) 2>/dev/null | xargs -r -n1 dirname | sort -u | tr '\n' ':')"
+  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:-}"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >&2
+fi
+
+# The inputs: the parity texts (the seed abstracts), the speed texts
+# (title + abstract of arXiv records, as `papers index` embeds them), and
+# the records to index.
+{ gzip -dc "$here/texts.txt.gz" || true; } | head -n "$texts" >"$work/texts.txt"
+if [ "$records" -gt 0 ]; then
+  { gzip -dc "$here/records.jsonl.gz" || true; } | head -n "$records" >"$work/records.jsonl"
+else
+  gzip -dc "$here/records.jsonl.gz" >"$work/records.jsonl"
+fi
+n_texts=$(wc -l <"$work/texts.txt")
+n_records=$(wc -l <"$work/records.jsonl")
+
+clock() { date +%s.%N; }
+say "first call on $device (a fresh process: load, kernels, one text)"
+t0=$(clock)
+"$papers" -q embed --device "$device" "first call" >/dev/null
+first=$(echo "$(clock) - $t0" | bc)
+
+say "parity: papers embed of $(wc -l <"$here/parity.txt") seed abstracts"
+"$papers" -q embed --device "$device" <"$here/parity.txt" >"$work/parity.jsonl"
+
+say "papers embed: $n_texts texts"
+t0=$(clock)
+"$papers" -q embed --device "$device" <"$work/texts.txt" >/dev/null
+embed_s=$(echo "$(clock) - $t0" | bc)
+
+say "papers index: $n_records records"
+t0=$(clock)
+"$papers" -q index --device "$device" --index "$work/index" "$work/records.jsonl" >/dev/null
+index_s=$(echo "$(clock) - $t0" | bc)
+windows=$("$papers" info --json --index "$work/index" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["windows"])')
+
+say "sentence-transformers on $device (when installed)"
+"$python" "$here/compare.py" "$here/model" "$device" "$here/parity.txt" "$work/parity.jsonl" \
+  "$here/fixtures.jsonl" "$work/texts.txt" >"$work/st.json"
+
+"$python" - "$work/st.json" "$device" "$first" "$n_texts" "$embed_s" "$n_records" "$index_s" "$windows" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))
+device, first, n_texts, embed_s, n_records, index_s, windows = sys.argv[2:]
+n_texts, n_records, windows = int(n_texts), int(n_records), int(windows)
+embed_s, index_s, first = float(embed_s), float(index_s), float(first)
+rate = lambda n, s: f"{n / s:,.0f}/s" if s > 0 else "n/a"
+print(f"| measure ({device}) | papers | sentence-transformers {st.get('version', '(not installed)')} |")
+print("|---|---|---|")
+print(f"| parity, {st['parity_texts']} seed abstracts, same weights | min cosine {st['min_cosine']:.8f} to {st['against']} | — |")
+print(f"| `embed`, {n_texts:,} title + abstract texts, whole process | {embed_s:.1f} s = {rate(n_texts, embed_s)} | "
+      f"fp32 batch 256: {st.get('fp32', 'n/a')}; fp16 batch 256: {st.get('fp16', 'n/a')} (encode only) |")
+print(f"| `index`, {n_records:,} records (+{windows:,} windows), whole process | {index_s:.1f} s = {rate(n_records, index_s)} | — |")
+print(f"| first call, fresh process (load + one text) | {first:.2f} s | — |")
+PY
