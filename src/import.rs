@@ -19,7 +19,30 @@ use crate::input::Paragraph;
 use crate::paper::{Paper, Source};
 
 /// Imports the records of `request.paths` with their vectors into `dir`.
+/// A failed import into a folder that did not exist leaves no folder.
 pub fn import(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
+    let existed = dir.exists();
+    let imported = import_into(dir, request, observer);
+    if imported.is_err() && !existed {
+        // Only the writer lock's file was made there.
+        let only_lock = std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|e| e.file_name() == crate::index::update::LOCK)
+        });
+        if only_lock {
+            let _ = std::fs::remove_file(dir.join(crate::index::update::LOCK));
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    imported
+}
+
+fn import_into(
+    dir: &Path,
+    request: &IndexRequest,
+    observer: &dyn Observer,
+) -> Result<UpdateReport> {
     let mut fields = request.fields.clone();
     fields.embeddings = true;
     let folder = crate::index::ownership::survey(dir)?;

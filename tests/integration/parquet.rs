@@ -96,6 +96,19 @@ fn parquet_from_embed_is_indexed_and_bad_parquet_changes_nothing() {
     write_parquet(&no_column, 0);
     let short = dir.path().join("short.parquet");
     write_parquet(&short, 5);
+    // Into a new folder: a failure leaves no folder behind.
+    let fresh = dir.path().join("fresh-index");
+    papers_in(
+        &fresh,
+        &[
+            "index",
+            "--no-verify",
+            "--embeddings",
+            truncated.to_str().unwrap(),
+        ],
+    )
+    .fails(1, &["truncated.parquet"]);
+    assert!(!fresh.exists(), "a failed import made {}", fresh.display());
     let before = std::fs::read(index.join("manifest.json")).unwrap();
     for (path, needles) in [
         (
