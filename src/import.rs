@@ -13,10 +13,10 @@ use crate::embed::Embedder as _;
 use crate::error::{Error, Result};
 use crate::index::import::Batch;
 use crate::index::{Index, ModelStamp, UpdateReport};
-use crate::indexing::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
 use crate::input::stream::Stream;
 use crate::input::Paragraph;
 use crate::paper::{Paper, Source};
+use crate::writer::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
 
 /// Imports the records of `request.paths` with their vectors into `dir`.
 /// A failed import into a folder that did not exist leaves no folder.
@@ -50,13 +50,13 @@ fn import_into(
     for s in &skipped {
         observer.skipped(s);
     }
-    let (_lock, existing, kept_out) = crate::indexing::open_for_writing(dir, request, observer)?;
+    let (_lock, existing, kept_out) = crate::writer::open_for_writing(dir, request, observer)?;
     let manifest = existing.as_ref().map(Index::manifest);
     // The model: needed for the check, and for the stamp of a new index.
     let model = if request.no_verify && manifest.is_some() {
         None
     } else {
-        let rebuild = |model: &str| crate::indexing::rebuild_command(dir, model, &request.paths);
+        let rebuild = |model: &str| crate::writer::rebuild_command(dir, model, &request.paths);
         Some(
             request
                 .model

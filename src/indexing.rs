@@ -4,82 +4,17 @@
 //! new generation. The binary, the benchmarks and the library example all
 //! call these functions, so they all build the same index.
 
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use crate::corpus::{Corpus, Skipped};
-use crate::embed::{Embedder, ModelChoice};
+use crate::corpus::Corpus;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::index::ownership::Folder;
-use crate::index::{Index, IndexLock, ModelStamp, Update, UpdateReport};
-use crate::input::Fields;
-
-/// What the caller hears about while an index is written. Every method
-/// has a default that does nothing, so [`Quiet`] is an empty impl.
-pub trait Observer: Sync {
-    /// An informational line (which model, waiting for the lock).
-    fn note(&self, message: &str) {
-        let _ = message;
-    }
-
-    /// An input file that is not a dump and was skipped.
-    fn skipped(&self, skipped: &Skipped) {
-        let _ = skipped;
-    }
-
-    /// A line of a JSON Lines input that was not read (`reason` starts
-    /// with `line N:`).
-    fn bad_line(&self, bad: &Skipped) {
-        let _ = bad;
-    }
-
-    /// Embedding starts: `passages` texts in all (abstracts and windows).
-    fn embedding(&self, passages: usize) {
-        let _ = passages;
-    }
-
-    /// `done` passages are embedded; `Break` stops the run: the batches
-    /// embedded so far are committed ([`Error::IndexingStopped`]).
-    fn embedded(&self, done: usize) -> ControlFlow<()> {
-        let _ = done;
-        ControlFlow::Continue(())
-    }
-}
-
-/// An observer that ignores everything.
-pub struct Quiet;
-
-impl Observer for Quiet {}
-
-/// What to index.
-#[derive(Clone, Debug, Default)]
-pub struct IndexRequest {
-    /// Dump files and directories.
-    pub paths: Vec<PathBuf>,
-    /// Start from an empty index instead of adding to the existing one.
-    pub rebuild: bool,
-    /// Which model embeds the new records.
-    pub model: ModelChoice,
-    /// Where the parts of JSON Lines records are.
-    pub fields: Fields,
-    /// The inputs are JSON Lines records that carry their vectors
-    /// (`embedding`), made elsewhere: they are stored, not embedded again.
-    pub embeddings: bool,
-    /// With `embeddings`, skip re-embedding a sample to check the vectors
-    /// come from this model.
-    pub no_verify: bool,
-    /// Records embedded per batch, the work a stop keeps (0:
-    /// [`COMMIT_BATCH`]).
-    pub batch: usize,
-}
-
-/// How many records of an `--embeddings` input are embedded again to check
-/// that their vectors are this model's.
-pub const VERIFY_SAMPLE: usize = 16;
-/// The least cosine between a given vector and the model's own of the same
-/// text that passes the check: the same model on other hardware or in
-/// another framework agrees to 0.9999; another model lands far below.
-pub const VERIFY_COSINE: f32 = 0.99;
+use crate::index::{Index, ModelStamp, Update, UpdateReport};
+pub use crate::writer::{
+    lock_index, open_for_writing, rebuild_command, IndexRequest, Observer, Quiet, VERIFY_COSINE,
+    VERIFY_SAMPLE,
+};
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
 /// content hash is new are embedded, and a run with nothing new loads no
@@ -167,54 +102,6 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         return Ok(report);
     }
     update.commit(dir, &stamp)
-}
-
-/// Takes the writer lock on `dir`, upgrades an old index, and opens it
-/// (none for `--rebuild` or a new index); checks that a model asked for
-/// is the index's. Also returns the papers the reader removed, which stay
-/// out (see `index::removed`): a rebuild reads them from the database it
-/// replaces.
-pub(crate) fn open_for_writing(
-    dir: &Path,
-    request: &IndexRequest,
-    observer: &dyn Observer,
-) -> Result<(IndexLock, Option<Index>, crate::index::removed::KeptOut)> {
-    let lock = lock(dir, observer)?;
-    let existing = if request.rebuild {
-        None
-    } else {
-        if crate::index::upgrade(dir).or_else(|e| match e {
-            Error::IndexMissing { .. } => Ok(false),
-            e => Err(e),
-        })? {
-            observer.note(&format!(
-                "upgraded {} to index format {}",
-                dir.display(),
-                crate::index::FORMAT_VERSION
-            ));
-        }
-        match Index::open(dir) {
-            Ok(index) => Some(index),
-            Err(Error::IndexMissing { .. }) => None,
-            Err(e) => return Err(e),
-        }
-    };
-    if let (Some(manifest), Some(asked)) =
-        (existing.as_ref().map(Index::manifest), &request.model.model)
-    {
-        if &manifest.model != asked {
-            let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
-            return Err(Error::model_mismatch(dir, manifest, asked, "?", &rebuild));
-        }
-    }
-    let kept_out = match &existing {
-        Some(index) => index.db().kept_out()?,
-        None => Index::open(dir)
-            .ok()
-            .and_then(|old| old.db().kept_out().ok())
-            .unwrap_or_default(),
-    };
-    Ok((lock, existing, kept_out))
 }
 
 /// Records embedded between the points where a stopped run can keep its
@@ -314,42 +201,6 @@ pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
         Index::open(dir)?;
     }
     Ok(upgraded)
-}
-
-/// Takes the writer lock of an index that must already exist: no folder
-/// or lock file is made for a command that only changes an index.
-pub(crate) fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
-    match crate::index::ownership::survey(dir)? {
-        Folder::Index => lock(dir, observer),
-        Folder::Fresh => Err(Error::IndexMissing {
-            path: dir.to_path_buf(),
-        }),
-    }
-}
-
-/// Takes the writer lock, saying so when another writer makes it wait.
-/// The folder was surveyed first ([`crate::index::ownership::survey`]).
-fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
-    IndexLock::acquire(dir, || {
-        observer.note(&format!(
-            "waiting for another `papers index` to finish with {}",
-            dir.display()
-        ))
-    })
-}
-
-/// The command that rebuilds the index at `dir` from `paths` with `model`,
-/// for hints.
-pub fn rebuild_command(dir: &Path, model: &str, paths: &[PathBuf]) -> String {
-    let mut command = format!(
-        "papers --index {} index --rebuild --model {model}",
-        dir.display()
-    );
-    for path in paths {
-        command.push(' ');
-        command.push_str(&path.display().to_string());
-    }
-    command
 }
 
 /// The folders an index's records came from, sorted: what a rebuild hint

@@ -59,5 +59,6 @@ pub mod paper;
 pub mod search;
 pub mod serve;
 pub mod watch;
+pub mod writer;
 
 pub use error::{Error, Result};
