@@ -13,7 +13,11 @@
 //!   it as `papers feed` samples them.
 //!
 //! The records are indexed through `indexing::index` (the path `papers
-//! index` takes) into `target/bench-feed/index`, kept between runs. Prints
+//! index` takes) into `target/bench-feed/index`, kept between runs. With
+//! `PAPERS_FEED_DUMP=DIR`, the collection's vectors (`vectors.f32`, rows
+//! of 384 little-endian f32 in the order of `meta.json`'s `ids`) and the
+//! draws (`meta.json`: categories, profiles, days) are written there, for
+//! sweeps outside papers. Prints
 //! MAP over each day's ranking, nDCG@10 and P@10, averaged over the
 //! (category, day) pairs with a relevant paper, for every ranker, on the
 //! ten tuning categories and (with `all`, or `held-out`) on categories
@@ -194,9 +198,43 @@ fn main() -> BoxResult<()> {
             .resolve_arxiv(id)?
             .ok_or_else(|| format!("{id}: not in the bench index"))?;
         vectors.insert(id, index.vector(row));
-        word_vectors.insert(id, words::of(&index.paper(row)?.embed_text(), bm25));
+        word_vectors.insert(id, words::of(&index.paper(row)?, bm25));
     }
 
+    if let Some(dump) = std::env::var_os("PAPERS_FEED_DUMP") {
+        let dump = PathBuf::from(dump);
+        std::fs::create_dir_all(&dump)?;
+        let mut raw = Vec::new();
+        for v in vectors.values() {
+            for x in v {
+                raw.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        std::fs::write(dump.join("vectors.f32"), raw)?;
+        let ids: Vec<&str> = vectors.keys().copied().collect();
+        let cats: BTreeMap<&str, &Vec<String>> =
+            chosen.iter().map(|(k, p)| (*k, &p.categories)).collect();
+        let profs: Vec<serde_json::Value> = profiles
+            .iter()
+            .map(|(c, t, l, d)| {
+                serde_json::json!([
+                    c,
+                    t,
+                    l.iter().map(|p| &p.id).collect::<Vec<_>>(),
+                    d.iter().map(|p| &p.id).collect::<Vec<_>>()
+                ])
+            })
+            .collect();
+        let day_ids: Vec<Vec<&str>> = days
+            .iter()
+            .map(|d| d.iter().map(|p| p.id.as_str()).collect())
+            .collect();
+        std::fs::write(
+            dump.join("meta.json"),
+            serde_json::json!({"ids": ids, "cats": cats, "profiles": profs, "days": day_ids})
+                .to_string(),
+        )?;
+    }
     // Weak negatives as `papers feed` draws them.
     let mut scores: BTreeMap<(Ranker, bool), Vec<[f64; 3]>> = BTreeMap::new();
     let mut train_ms = BTreeMap::<Ranker, f64>::new();
@@ -212,8 +250,8 @@ fn main() -> BoxResult<()> {
         let background_words = words::mean(
             &sample
                 .iter()
-                .step_by(4)
-                .map(|id| word_vectors[id].clone())
+                .step_by(papers::feed::WORDS_EVERY)
+                .map(|id| &word_vectors[id])
                 .collect::<Vec<_>>(),
         );
         let liked_words: Vec<&Words> = liked.iter().map(|p| &word_vectors[p.id.as_str()]).collect();
@@ -254,7 +292,7 @@ fn main() -> BoxResult<()> {
                     .iter()
                     .map(|p| word_vectors[p.id.as_str()].clone())
                     .collect();
-                let s = trained.score(&day_vectors, Some(&day_words));
+                let s = trained.score(&day_vectors, Some(&words::Batch::new(&day_words)));
                 let mut order: Vec<usize> = (0..day.len()).collect();
                 order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(day[a].id.cmp(&day[b].id)));
                 let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();
@@ -348,11 +386,14 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         );
         return Ok(());
     }
-    let mut times = Vec::new();
-    let mut hits = 0;
-    for _ in 0..11 {
+    // A cache of its own. Emptied before each of the first runs, so that
+    // they train every tag (as the first call after each `papers index`
+    // does); kept for the others, which read what was learnt back.
+    let cache = work.join("speed-cache");
+    let run = || -> BoxResult<(f64, usize)> {
         let t = Instant::now();
         let out = std::process::Command::new(&binary)
+            .env("PAPERS_CACHE_DIR", &cache)
             .args([
                 "--index",
                 dir.to_str().unwrap_or_default(),
@@ -362,18 +403,40 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
                 "--json",
             ])
             .output()?;
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned().into());
         }
-        hits = out.stdout.iter().filter(|b| **b == b'\n').count();
+        Ok((ms, out.stdout.iter().filter(|b| **b == b'\n').count()))
+    };
+    let mut training = Vec::new();
+    for _ in 0..5 {
+        let _ = std::fs::remove_dir_all(&cache);
+        training.push(run()?.0);
     }
-    times.sort_by(f64::total_cmp);
+    let mut cached = Vec::new();
+    let mut hits = 0;
+    for _ in 0..11 {
+        let (ms, n) = run()?;
+        cached.push(ms);
+        hits = n;
+    }
+    let spread = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        format!(
+            "median {:.1} ms (min {:.1}, max {:.1})",
+            v[v.len() / 2],
+            v[0],
+            v[v.len() - 1]
+        )
+    };
     println!();
     println!(
         "`papers feed -k 20 --json` over the 300 records the last run added, 10 tags: \
-         {hits} hits; a new process each time, 11 runs: median {:.1} ms, min {:.1} ms, max {:.1} ms",
-        times[5], times[0], times[10]
+         {hits} hits; a new process each time: training every tag (cache emptied, 5 runs) {}; \
+         reading what was learnt back (11 runs) {}",
+        spread(training),
+        spread(cached)
     );
     Ok(())
 }

@@ -39,14 +39,13 @@ impl Analysis {
 
     /// The analysed form of a single word, or `None` for a stopword.
     pub fn term(self, word: &str) -> Option<String> {
-        let lower = word.to_lowercase();
-        if STOPWORDS.binary_search(&lower.as_str()).is_ok() {
-            return None;
+        match self {
+            Analysis::Fold => {
+                let lower = word.to_lowercase();
+                (!is_stopword(&lower)).then(|| fold(&lower))
+            }
+            Analysis::Stem => stem(word),
         }
-        Some(match self {
-            Analysis::Fold => fold(&lower),
-            Analysis::Stem => stem(&lower),
-        })
     }
 
     /// The analysed terms of `text`, in order, repeats kept.
@@ -101,21 +100,29 @@ fn fold(word: &str) -> String {
     word.strip_suffix('s').unwrap_or(word).to_string()
 }
 
-/// The Snowball English stem of a lower-cased word. Words with digits or
-/// non-ASCII letters are kept as they are (`gpt4`, `β`).
-fn stem(word: &str) -> String {
+/// Whether a lower-cased word is a stopword.
+fn is_stopword(lower: &str) -> bool {
+    lower.len() <= STOPWORD_MAX && STOPWORDS.binary_search(&lower).is_ok()
+}
+
+/// The longest stopword, in bytes.
+const STOPWORD_MAX: usize = 7;
+
+/// The Snowball English stem of a word, lower-cased, or `None` for a
+/// stopword. Words with digits or non-ASCII letters are kept as they are
+/// (`gpt4`, `β`), lower-cased.
+fn stem(word: &str) -> Option<String> {
     use std::sync::OnceLock;
     static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
-    if !word.bytes().all(|b| b.is_ascii_lowercase()) {
-        return word.to_string();
-    }
-    // Words follow Zipf's law: a per-thread memo of the stems seen answers
-    // most of them (profiled on 20,000 arXiv abstracts, the Snowball
-    // algorithm was a third of an --embeddings import's instructions).
-    // Bounded: cleared whole when full.
+    // Words follow Zipf's law: a per-thread memo of the words seen, as
+    // written, answers most of them without lower-casing, the stopword
+    // search or the stemmer (profiled on 20,000 arXiv abstracts, the
+    // Snowball algorithm was a third of an --embeddings import's
+    // instructions; on `papers feed` the analysis of the papers' words is
+    // most of the time). Bounded: cleared whole when full.
+    type Seen = std::collections::HashMap<String, Option<String>, foldhash::fast::RandomState>;
     thread_local! {
-        static SEEN: std::cell::RefCell<std::collections::HashMap<String, String>> =
-            std::cell::RefCell::new(std::collections::HashMap::new());
+        static SEEN: std::cell::RefCell<Seen> = std::cell::RefCell::new(Seen::default());
     }
     const SEEN_MAX: usize = 1 << 18;
     SEEN.with(|seen| {
@@ -123,10 +130,21 @@ fn stem(word: &str) -> String {
         if let Some(stem) = seen.get(word) {
             return stem.clone();
         }
-        let stem = STEMMER
-            .get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English))
-            .stem(word)
-            .into_owned();
+        let lower = word.to_lowercase();
+        let stem = if is_stopword(&lower) {
+            None
+        } else if !lower.bytes().all(|b| b.is_ascii_lowercase()) {
+            Some(lower)
+        } else {
+            Some(
+                STEMMER
+                    .get_or_init(|| {
+                        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+                    })
+                    .stem(&lower)
+                    .into_owned(),
+            )
+        };
         if seen.len() >= SEEN_MAX {
             seen.clear();
         }

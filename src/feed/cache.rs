@@ -1,13 +1,17 @@
-//! What training a profile costs, kept between calls: a tag's classifier
-//! (for rankers that have one) and the mean word vector of the collection's
-//! sample (the same for every tag, and the slow part of the chosen ranker:
-//! it reads and analyses hundreds of abstracts) are made once for a given
-//! state of the tag and of the collection, then read back (`papers feed` is
-//! a new process each day; a server asks many times).
+//! What training a profile costs, kept between calls: what a tag's
+//! training learnt (a classifier, or directions over vectors and words)
+//! and the mean word vector of the collection's sample (the same for every
+//! tag, and the slow part of the chosen ranker: it reads and analyses
+//! hundreds of abstracts) are made once for a given state of the tag and
+//! of the collection, then read back (`papers feed` is a new process each
+//! day; a server asks many times).
 //!
 //! They are files in papers' cache folder (`PAPERS_CACHE_DIR`, else
-//! `~/.cache/papers`): `profiles/KEY.f32` (a classifier: the bias, then the
-//! weights, as little-endian f32) and `profiles/KEY.json` (a word vector). KEY is the SHA-256 of everything training reads: the
+//! `~/.cache/papers`): `profiles/KEY.f32` (a classifier or a direction:
+//! the bias, then the weights, as little-endian f32),
+//! `profiles/KEY-words.words` (a direction over words) and
+//! `profiles/KEY.words` (a word vector; the format is [`store_words`]'s). KEY is the SHA-256 of everything
+//! training reads: the
 //! ranker, the index's data folder and model weights, its live record
 //! count and row count (any `index` or `remove` changes them, and with
 //! them the background sample), and the tag's papers and marks. Nothing in
@@ -18,7 +22,9 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
+use super::ranker::Learnt;
 use super::svm::Linear;
+use super::words::Words;
 use crate::index::Index;
 
 /// The cache key of the profile of a tag whose papers are `marks` (full
@@ -55,8 +61,9 @@ fn path(key: &str) -> Option<PathBuf> {
         .map(|d| d.join("profiles").join(format!("{key}.f32")))
 }
 
-/// The profile stored under `key`, if there is a whole one of `dimension`.
-pub fn load(key: &str, dimension: usize) -> Option<Linear> {
+/// The profile stored under `key`, if there is a whole one of
+/// `dimension` (with its word side when `words`).
+pub fn load(key: &str, dimension: usize, words: bool) -> Option<Learnt> {
     let bytes = std::fs::read(path(key)?).ok()?;
     if bytes.len() != 4 * (dimension + 1) {
         return None;
@@ -66,31 +73,72 @@ pub fn load(key: &str, dimension: usize) -> Option<Linear> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
     let b = values.next()?;
     let w: Vec<f32> = values.collect();
-    w.iter().all(|x| x.is_finite()).then_some(Linear { w, b })
+    if !w.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    let terms = if words {
+        Some(load_words(&format!("{key}-words"))?)
+    } else {
+        None
+    };
+    Some(Learnt {
+        linear: Linear { w, b },
+        terms,
+    })
 }
 
-/// The word vector stored under `key` (JSON), if there is one.
-pub fn load_words(key: &str) -> Option<super::words::Words> {
-    let path = path(key)?.with_extension("json");
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+/// The word vector stored under `key`, if there is a whole one.
+pub fn load_words(key: &str) -> Option<Words> {
+    let bytes = std::fs::read(path(key)?.with_extension("words")).ok()?;
+    let mut words = Words::default();
+    let mut rest = bytes.as_slice();
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let term = std::str::from_utf8(tail.get(..len)?).ok()?;
+        let (weight, tail) = tail.get(len..)?.split_first_chunk::<4>()?;
+        let weight = f32::from_le_bytes(*weight);
+        if !weight.is_finite() {
+            return None;
+        }
+        words.insert(term.to_string(), weight);
+        rest = tail;
+    }
+    Some(words)
 }
 
-/// Stores a word vector under `key`, best effort.
-pub fn store_words(key: &str, words: &super::words::Words) {
-    let Some(path) = path(key).map(|p| p.with_extension("json")) else {
+/// Stores a word vector under `key`, best effort: each term as its byte
+/// length (u32), its UTF-8 bytes and its weight (f32), little-endian, in
+/// term order. Binary, so a weight reads back bit for bit (a profile read
+/// back ranks exactly as the one just trained) and fast.
+pub fn store_words(key: &str, words: &Words) {
+    let Some(path) = path(key).map(|p| p.with_extension("words")) else {
         return;
     };
-    if let (Some(dir), Ok(bytes)) = (path.parent(), serde_json::to_vec(words)) {
+    let mut entries: Vec<(&String, &f32)> = words.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut bytes = Vec::with_capacity(entries.len() * 16);
+    for (term, weight) in entries {
+        bytes.extend_from_slice(&(term.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(term.as_bytes());
+        bytes.extend_from_slice(&weight.to_le_bytes());
+    }
+    if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
-        let _ = crate::index::files::replace_atomic(&path, &bytes);
+        write(&path, &bytes);
     }
 }
 
-/// Stores `linear` under `key`, best effort.
-pub fn store(key: &str, linear: &Linear) {
+/// Stores `learnt` under `key`, best effort (the word side first, so a
+/// classifier file is only there with its words).
+pub fn store(key: &str, learnt: &Learnt) {
     let Some(path) = path(key) else {
         return;
     };
+    if let Some(terms) = &learnt.terms {
+        store_words(&format!("{key}-words"), terms);
+    }
+    let linear = &learnt.linear;
     let mut bytes = Vec::with_capacity(4 * (linear.w.len() + 1));
     for x in std::iter::once(&linear.b).chain(&linear.w) {
         bytes.extend_from_slice(&x.to_le_bytes());
@@ -98,5 +146,17 @@ pub fn store(key: &str, linear: &Linear) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let _ = crate::index::files::replace_atomic(&path, &bytes);
+    write(&path, &bytes);
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed over it, so
+/// a reader sees the old file or the new one, never half of one. Not
+/// synced to disk: a cache file lost or torn by a crash fails its checks
+/// on load (length, finite values, JSON) and only costs a training, and
+/// syncing the 21 files of a ten-tag feed took more than its ranking.
+fn write(path: &std::path::Path, bytes: &[u8]) {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }

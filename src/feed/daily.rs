@@ -11,12 +11,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::cache;
-use super::ranker::{background_sample, standardise, ExampleWords, Examples, Trained, CHOSEN};
+use super::profile::{profiles, words_at};
+use super::ranker::{standardise, CHOSEN};
 use super::select::{select, Scope};
-use super::svm::Linear;
 use super::tags::{entry_id, known, summaries};
-use super::words::{self, Words};
+use super::words;
 use crate::error::{Error, Result};
 use crate::evidence;
 use crate::index::Index;
@@ -74,17 +73,6 @@ pub struct Feed {
     pub tags: Vec<String>,
     /// Tags left out, with why (only when no tag was named).
     pub skipped: Vec<String>,
-}
-
-/// The collection's word vector is the mean of every this-many-th paper
-/// of the background sample (500 of 2,000): the slow part of a profile.
-const WORDS_EVERY: usize = 4;
-
-/// A tag ready to rank with.
-struct Profile {
-    name: String,
-    liked_rows: Vec<usize>,
-    trained: Trained,
 }
 
 /// Ranks the new papers of `index` for `request`.
@@ -174,106 +162,21 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let vector = |row: usize| index.vector(row);
     let new_vectors: Vec<Vec<f32>> = candidates.iter().map(|&r| vector(r)).collect();
     let new_refs: Vec<&[f32]> = new_vectors.iter().map(Vec::as_slice).collect();
-    // What earlier calls learnt for these tags on this state of the
-    // collection: the background is read only to train what is missing.
-    let keys: Vec<String> = wanted
-        .iter()
-        .map(|(_, liked_rows, disliked_rows)| {
-            let marks: Vec<(String, bool)> = liked_rows
-                .iter()
-                .map(|&r| (r, true))
-                .chain(disliked_rows.iter().map(|&r| (r, false)))
-                .filter_map(|(r, liked)| Some((ids.get(&r)?.clone(), liked)))
-                .collect();
-            cache::key(index, CHOSEN.name(), &marks)
-        })
-        .collect();
-    let mut learnt: Vec<Option<Linear>> = keys
-        .iter()
-        .map(|key| cache::load(key, index.manifest().dimension))
-        .collect();
     let reads_words = CHOSEN.reads_words();
-    let background_rows = if reads_words || learnt.iter().any(Option::is_none) {
-        let live: Vec<usize> = (0..index.rows())
-            .filter(|r| index.is_live(*r) && !tagged.contains(r))
-            .collect();
-        background_sample(&live)
-    } else {
-        Vec::new()
-    };
-    let background: Vec<Vec<f32>> = background_rows.iter().map(|&r| vector(r)).collect();
     let bm25 = index.lexical()?;
-    let words_of =
-        |row: usize| -> Result<Words> { Ok(words::of(&index.paper(row)?.embed_text(), bm25)) };
-    let background_words = if reads_words {
-        let key = cache::key(index, "background words", &[]);
-        match cache::load_words(&key) {
-            Some(words) => words,
-            None => {
-                let sample = background_rows
-                    .iter()
-                    .step_by(WORDS_EVERY)
-                    .map(|&r| words_of(r))
-                    .collect::<Result<Vec<_>>>()?;
-                let mean = words::mean(&sample);
-                cache::store_words(&key, &mean);
-                mean
-            }
-        }
-    } else {
-        Words::new()
-    };
     let new_words = if reads_words {
-        candidates
-            .iter()
-            .map(|&r| words_of(r))
-            .collect::<Result<Vec<_>>>()?
+        words_at(index, bm25, &candidates)?
     } else {
         Vec::new()
     };
-
-    let mut profiles = Vec::with_capacity(wanted.len());
-    for ((name, liked_rows, disliked_rows), (key, stored)) in
-        wanted.into_iter().zip(keys.iter().zip(learnt.iter_mut()))
-    {
-        let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
-        let disliked: Vec<Vec<f32>> = disliked_rows.iter().map(|&r| vector(r)).collect();
-        let words_of_all = |rows: &[usize]| -> Result<Vec<Words>> {
-            if reads_words {
-                rows.iter().map(|&r| words_of(r)).collect()
-            } else {
-                Ok(Vec::new())
-            }
-        };
-        let liked_words = words_of_all(&liked_rows)?;
-        let disliked_words = words_of_all(&disliked_rows)?;
-        let examples = Examples {
-            liked: liked.iter().map(Vec::as_slice).collect(),
-            disliked: disliked.iter().map(Vec::as_slice).collect(),
-            background: background.iter().map(Vec::as_slice).collect(),
-            words: reads_words.then(|| ExampleWords {
-                liked: liked_words.iter().collect(),
-                disliked: disliked_words.iter().collect(),
-                background: &background_words,
-            }),
-        };
-        let fresh = stored.is_none();
-        let trained = Trained::with(CHOSEN, &examples, stored.take());
-        if let (true, Some(learnt)) = (fresh, trained.learnt()) {
-            cache::store(key, &learnt);
-        }
-        profiles.push(Profile {
-            name,
-            liked_rows,
-            trained,
-        });
-    }
+    let new_words = words::Batch::new(&new_words);
+    let profiles = profiles(index, bm25, wanted, &ids, &tagged)?;
 
     // Each paper under its best tag.
     let mut best: Vec<(f32, usize)> = vec![(f32::NEG_INFINITY, 0); candidates.len()];
     for (p, profile) in profiles.iter().enumerate() {
         // Standardised per tag, so that tags compare.
-        let words = reads_words.then_some(new_words.as_slice());
+        let words = reads_words.then_some(&new_words);
         let scores = standardise(profile.trained.score(&new_refs, words));
         for (i, s) in scores.into_iter().enumerate() {
             if s > best[i].0 {

@@ -2,11 +2,13 @@
 //! a reading profile (papers liked, papers marked not interested, kept in
 //! the index's database: [`tags`]); [`select`] finds the new papers;
 //! [`ranker`] turns a tag's examples into a score ([`svm`] is its linear
-//! classifier, [`cache`] keeps it between calls); [`daily`] ranks the new
-//! papers by every tag.
+//! classifier, [`words`] the papers' words); `profile` trains each tag or
+//! reads back what [`cache`] kept; [`daily`] ranks the new papers by every
+//! tag.
 
 pub mod cache;
 pub mod daily;
+mod profile;
 pub mod ranker;
 pub mod select;
 pub mod svm;
@@ -14,6 +16,7 @@ pub mod tags;
 pub mod words;
 
 pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
-pub use ranker::{background_sample, ExampleWords, Examples, Ranker, Trained, CHOSEN};
+pub use profile::WORDS_EVERY;
+pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;
 pub use tags::{summaries, tag, untag, TagChange, TagSummary};

@@ -24,14 +24,15 @@ pub enum Ranker {
     /// Rocchio with weak negatives: the cosine with mean liked minus 0.75
     /// mean disliked minus 0.2 mean of the collection.
     Rocchio,
-    /// [`Ranker::Rocchio`] over the embeddings plus the same over the
-    /// papers' TF-IDF word vectors ([`super::words`]), each score
-    /// standardised over the papers ranked.
+    /// [`Ranker::Rocchio`] over the embeddings plus half as much of the
+    /// same over the papers' TF-IDF word vectors ([`super::words`]: mean
+    /// liked minus 0.5 mean disliked minus 0.5 the collection's), each
+    /// score standardised over the papers ranked.
     Profile,
 }
 
 /// The ranker `papers feed` uses: the best on the feed benchmark.
-pub const CHOSEN: Ranker = Ranker::Rocchio;
+pub const CHOSEN: Ranker = Ranker::Profile;
 
 impl Ranker {
     /// Every ranker, in the benchmark's order.
@@ -58,8 +59,8 @@ impl Ranker {
             Ranker::NearestLiked => "nearest liked",
             Ranker::LikedSvm => "SVM liked vs disliked",
             Ranker::ArxivSanity => "SVM liked vs collection (arxiv-sanity)",
-            Ranker::Rocchio => "Rocchio with weak negatives (chosen)",
-            Ranker::Profile => "Rocchio, meaning + words",
+            Ranker::Rocchio => "Rocchio with weak negatives",
+            Ranker::Profile => "Rocchio, meaning + words (chosen)",
         }
     }
 }
@@ -87,6 +88,18 @@ pub struct ExampleWords<'a> {
     pub background: &'a Words,
 }
 
+/// What training learnt, for [`Trained::with`] to take instead of
+/// training again (and for [`super::cache`] to keep): a classifier or a
+/// direction, and the word side's direction for rankers that read words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Learnt {
+    /// The SVM rankers' classifier, or the direction (bias 0) of the
+    /// Rocchio rankers.
+    pub linear: Linear,
+    /// [`Ranker::Profile`]'s direction over words.
+    pub terms: Option<Words>,
+}
+
 /// A trained ranker.
 pub struct Trained {
     ranker: Ranker,
@@ -100,6 +113,10 @@ pub struct Trained {
 /// collection's means (chosen on the benchmark's tuning categories).
 const ROCCHIO: (f32, f32) = (0.75, 0.2);
 
+/// The same weights on the word side of [`Ranker::Profile`], and the
+/// weight of its standardised word score beside the meaning's.
+const WORDS: (f32, f32, f32) = (0.5, 0.5, 0.5);
+
 /// The SVM's cost.
 const COST: f32 = 0.01;
 
@@ -110,17 +127,35 @@ impl Trained {
     }
 
     /// [`Trained::new`], taking what an earlier training of the same
-    /// examples learnt ([`Trained::learnt`]) when given; the examples'
-    /// background is then not read.
-    pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Linear>) -> Trained {
+    /// examples learnt ([`Trained::learnt`]) when given; then only the
+    /// examples' liked vectors are read (to say which is nearest).
+    pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Learnt>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
+        let (direction, terms, linear) = match (ranker, trained) {
+            (Ranker::Rocchio | Ranker::Profile, Some(learnt)) => {
+                (learnt.linear.w, learnt.terms, None)
+            }
+            (Ranker::LikedSvm | Ranker::ArxivSanity, Some(learnt)) => {
+                (Vec::new(), None, Some(learnt.linear))
+            }
+            (ranker, _) => Trained::train(ranker, examples),
+        };
+        Trained {
+            ranker,
+            direction,
+            terms,
+            linear,
+            liked,
+        }
+    }
+
+    /// Trains from the examples: a direction over vectors, one over
+    /// words, or a classifier, as the ranker has.
+    fn train(ranker: Ranker, examples: &Examples) -> (Vec<f32>, Option<Words>, Option<Linear>) {
         let mut direction = Vec::new();
         let mut terms = None;
         let mut linear = None;
         match ranker {
-            Ranker::Rocchio if trained.is_some() => {
-                direction = trained.map(|t| t.w).unwrap_or_default();
-            }
             Ranker::MeanLiked => direction = mean(&examples.liked),
             Ranker::MeanDifference => {
                 direction = mean(&examples.liked);
@@ -131,7 +166,6 @@ impl Trained {
                 }
             }
             Ranker::NearestLiked => {}
-            _ if trained.is_some() => linear = trained,
             Ranker::LikedSvm => {
                 linear = Some(fit(&examples.liked, &[(&examples.disliked, 1.0)]));
             }
@@ -158,45 +192,45 @@ impl Trained {
                     *d -= a * n + b * g;
                 }
                 if let (Ranker::Profile, Some(w)) = (ranker, &examples.words) {
-                    let mut t =
-                        words::mean(&w.liked.iter().map(|x| (*x).clone()).collect::<Vec<_>>());
-                    let unliked: Vec<Words> = if w.disliked.is_empty() {
-                        vec![w.background.clone()]
+                    let mut t = words::mean(&w.liked);
+                    let unliked: &[&Words] = if w.disliked.is_empty() {
+                        std::slice::from_ref(&w.background)
                     } else {
-                        w.disliked.iter().map(|x| (*x).clone()).collect()
+                        &w.disliked
                     };
-                    words::add(&mut t, &words::mean(&unliked), -a);
+                    let (a, b, _) = WORDS;
+                    words::add(&mut t, &words::mean(unliked), -a);
                     words::add(&mut t, w.background, -b);
                     terms = Some(t);
                 }
             }
         }
-        Trained {
-            ranker,
-            direction,
-            terms,
-            linear,
-            liked,
-        }
+        (direction, terms, linear)
     }
 
     /// What training learnt, for [`Trained::with`] to take instead of
-    /// training again: the classifier of the SVM rankers, the direction
-    /// of [`Ranker::Rocchio`]; `None` for the others (nothing to save).
-    pub fn learnt(&self) -> Option<Linear> {
+    /// training again: the classifier of the SVM rankers, the directions
+    /// of the Rocchio rankers; `None` for the others (nothing to save).
+    pub fn learnt(&self) -> Option<Learnt> {
         match self.ranker {
-            Ranker::Rocchio => Some(Linear {
-                w: self.direction.clone(),
-                b: 0.0,
+            Ranker::Rocchio | Ranker::Profile => Some(Learnt {
+                linear: Linear {
+                    w: self.direction.clone(),
+                    b: 0.0,
+                },
+                terms: self.terms.clone(),
             }),
-            _ => self.linear.clone(),
+            _ => self.linear.clone().map(|linear| Learnt {
+                linear,
+                terms: None,
+            }),
         }
     }
 
     /// Scores `papers` (unit vectors, and their words for rankers that
     /// read them); higher is better. Scores compare within one call only
     /// (some rankers standardise over the batch).
-    pub fn score(&self, papers: &[&[f32]], words: Option<&[Words]>) -> Vec<f32> {
+    pub fn score(&self, papers: &[&[f32]], words: Option<&words::Batch>) -> Vec<f32> {
         match self.ranker {
             Ranker::MeanLiked | Ranker::MeanDifference | Ranker::Rocchio => papers
                 .iter()
@@ -216,9 +250,13 @@ impl Trained {
                 );
                 match (&self.terms, words) {
                     (Some(terms), Some(words)) => {
-                        let lexical =
-                            standardise(words.iter().map(|w| words::dot(terms, w)).collect());
-                        meaning.iter().zip(&lexical).map(|(a, b)| a + b).collect()
+                        let lexical = standardise(words.dots(terms));
+                        let weight = WORDS.2;
+                        meaning
+                            .iter()
+                            .zip(&lexical)
+                            .map(|(a, b)| a + weight * b)
+                            .collect()
                     }
                     _ => meaning,
                 }
