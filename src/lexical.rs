@@ -50,10 +50,28 @@ impl Analysis {
 
     /// The analysed terms of `text`, in order, repeats kept.
     pub fn terms(self, text: &str) -> Vec<String> {
-        word_spans(text)
-            .into_iter()
-            .filter_map(|(s, e)| self.term(&text[s..e]))
-            .collect()
+        let mut terms = Vec::new();
+        self.each_term(text, |t| terms.push(t.to_string()));
+        terms
+    }
+
+    /// Calls `f` with each analysed term of `text`, in order, repeats
+    /// kept, without making a string of each (what counting terms needs).
+    pub fn each_term(self, text: &str, mut f: impl FnMut(&str)) {
+        for (s, e) in word_spans(text) {
+            match self {
+                Analysis::Fold => {
+                    if let Some(term) = self.term(&text[s..e]) {
+                        f(&term);
+                    }
+                }
+                Analysis::Stem => with_stem(&text[s..e], |term| {
+                    if let Some(term) = term {
+                        f(term);
+                    }
+                }),
+            }
+        }
     }
 }
 
@@ -112,6 +130,11 @@ const STOPWORD_MAX: usize = 7;
 /// stopword. Words with digits or non-ASCII letters are kept as they are
 /// (`gpt4`, `β`), lower-cased.
 fn stem(word: &str) -> Option<String> {
+    with_stem(word, |stem| stem.map(str::to_string))
+}
+
+/// Calls `f` with [`stem`]'s answer for `word`, borrowed from the memo.
+fn with_stem<R>(word: &str, f: impl FnOnce(Option<&str>) -> R) -> R {
     use std::sync::OnceLock;
     static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
     // Words follow Zipf's law: a per-thread memo of the words seen, as
@@ -128,7 +151,7 @@ fn stem(word: &str) -> Option<String> {
     SEEN.with(|seen| {
         let mut seen = seen.borrow_mut();
         if let Some(stem) = seen.get(word) {
-            return stem.clone();
+            return f(stem.as_deref());
         }
         let lower = word.to_lowercase();
         let stem = if is_stopword(&lower) {
@@ -148,8 +171,9 @@ fn stem(word: &str) -> Option<String> {
         if seen.len() >= SEEN_MAX {
             seen.clear();
         }
-        seen.insert(word.to_string(), stem.clone());
-        stem
+        let answer = f(stem.as_deref());
+        seen.insert(word.to_string(), stem);
+        answer
     })
 }
 

@@ -108,17 +108,15 @@ pub fn load_words(key: &str) -> Option<Words> {
 }
 
 /// Stores a word vector under `key`, best effort: each term as its byte
-/// length (u32), its UTF-8 bytes and its weight (f32), little-endian, in
-/// term order. Binary, so a weight reads back bit for bit (a profile read
+/// length (u32), its UTF-8 bytes and its weight (f32), little-endian.
+/// Binary, so a weight reads back bit for bit (a profile read
 /// back ranks exactly as the one just trained) and fast.
 pub fn store_words(key: &str, words: &Words) {
     let Some(path) = path(key).map(|p| p.with_extension("words")) else {
         return;
     };
-    let mut entries: Vec<(&String, &f32)> = words.iter().collect();
-    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let mut bytes = Vec::with_capacity(entries.len() * 16);
-    for (term, weight) in entries {
+    let mut bytes = Vec::with_capacity(words.len() * 16);
+    for (term, weight) in words {
         bytes.extend_from_slice(&(term.len() as u32).to_le_bytes());
         bytes.extend_from_slice(term.as_bytes());
         bytes.extend_from_slice(&weight.to_le_bytes());

@@ -163,7 +163,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let new_vectors: Vec<Vec<f32>> = candidates.iter().map(|&r| vector(r)).collect();
     let new_refs: Vec<&[f32]> = new_vectors.iter().map(Vec::as_slice).collect();
     let reads_words = CHOSEN.reads_words();
-    let bm25 = index.lexical()?;
+    let bm25 = &words::Memo::new(index.lexical()?);
     let new_words = if reads_words {
         words_at(index, bm25, &candidates)?
     } else {

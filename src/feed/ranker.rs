@@ -211,16 +211,16 @@ impl Trained {
     /// What training learnt, for [`Trained::with`] to take instead of
     /// training again: the classifier of the SVM rankers, the directions
     /// of the Rocchio rankers; `None` for the others (nothing to save).
-    pub fn learnt(&self) -> Option<Learnt> {
+    pub fn into_learnt(self) -> Option<Learnt> {
         match self.ranker {
             Ranker::Rocchio | Ranker::Profile => Some(Learnt {
                 linear: Linear {
-                    w: self.direction.clone(),
+                    w: self.direction,
                     b: 0.0,
                 },
-                terms: self.terms.clone(),
+                terms: self.terms,
             }),
-            _ => self.linear.clone().map(|linear| Learnt {
+            _ => self.linear.map(|linear| Learnt {
                 linear,
                 terms: None,
             }),

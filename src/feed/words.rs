@@ -42,11 +42,17 @@ pub fn of_text(title: &str, text: &str, weights: &dyn TermWeights) -> Words {
 fn term_counts(title: &str, text: &str, analysis: Analysis) -> Counts {
     let mut counts = Counts::default();
     for (part, times) in [(title, TITLE_WEIGHT), (text, 1)] {
-        for term in analysis.terms(part) {
-            if term.chars().nth(1).is_some() {
-                *counts.entry(term).or_insert(0) += times;
+        analysis.each_term(part, |term| {
+            if term.chars().nth(1).is_none() {
+                return;
             }
-        }
+            match counts.get_mut(term) {
+                Some(n) => *n += times,
+                None => {
+                    counts.insert(term.to_string(), times);
+                }
+            }
+        });
     }
     counts
 }
@@ -89,6 +95,39 @@ pub fn of_all(papers: &[Paper], weights: &dyn TermWeights) -> Vec<Words> {
         }
     }
     counts.into_iter().map(|c| weigh(c, |t| idf[t])).collect()
+}
+
+/// [`TermWeights`] that remember each term's IDF: one feed reads the
+/// words of the new papers, the tags' papers and the collection's sample,
+/// which share most terms, and a lookup searches every lexical segment.
+pub struct Memo<'a> {
+    weights: &'a dyn TermWeights,
+    seen: std::cell::RefCell<HashMap<String, f32, foldhash::fast::FixedState>>,
+}
+
+impl<'a> Memo<'a> {
+    /// Remembers what `weights` answer.
+    pub fn new(weights: &'a dyn TermWeights) -> Memo<'a> {
+        Memo {
+            weights,
+            seen: Default::default(),
+        }
+    }
+}
+
+impl TermWeights for Memo<'_> {
+    fn analysis(&self) -> Analysis {
+        self.weights.analysis()
+    }
+
+    fn term_idf(&self, term: &str) -> f32 {
+        if let Some(idf) = self.seen.borrow().get(term) {
+            return *idf;
+        }
+        let idf = self.weights.term_idf(term);
+        self.seen.borrow_mut().insert(term.to_string(), idf);
+        idf
+    }
 }
 
 /// Many papers' words over one vocabulary, to be scored against many
