@@ -172,10 +172,19 @@ impl Appender {
                 &windows,
             )?;
             let added = windows.len() as u64 / width;
+            let crc = crc32fast::hash(&windows);
+            // The whole file's checksum too, which builds before
+            // per-append checksums check, combined in without a read.
+            self.state.windows_crc = super::db::crc_after(
+                self.state.whole_windows_crc(width),
+                crc,
+                windows.len() as u64,
+            );
+            self.state.windows_crc_whole = true;
             self.state.window_chunks.push(WindowChunk {
                 start: self.state.windows,
                 rows: added,
-                crc: crc32fast::hash(&windows),
+                crc,
             });
             self.state.windows += added;
         }

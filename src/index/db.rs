@@ -117,6 +117,13 @@ pub struct WindowChunk {
     pub crc: u32,
 }
 
+/// The CRC-32 of `a` followed by `b`, from theirs and `b`'s length.
+pub fn crc_after(a: u32, b: u32, b_len: u64) -> u32 {
+    let mut whole = crc32fast::Hasher::new_with_initial(a);
+    whole.combine(&crc32fast::Hasher::new_with_initial_len(b, b_len));
+    whole.finalize()
+}
+
 /// What is committed: everything a reader needs besides the records.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -128,9 +135,15 @@ pub struct State {
     pub live: u64,
     /// Window rows committed in `windows.f32`.
     pub windows: u64,
-    /// CRC-32 of the window rows before the first of `window_chunks` (of
-    /// them all in an index written before per-append checksums).
+    /// CRC-32 of all the window rows, as every papers build checks it
+    /// (kept up to date by combining each append's checksum, without
+    /// reading the rows before it). In an index whose last commit was made
+    /// by the build that introduced `window_chunks` and not this flag,
+    /// it is the checksum of the rows before the first chunk only.
     pub windows_crc: u32,
+    /// Whether `windows_crc` covers all the window rows (see there).
+    #[serde(default)]
+    pub windows_crc_whole: bool,
     /// The window rows each update appended, with their checksums.
     #[serde(default)]
     pub window_chunks: Vec<WindowChunk>,
@@ -141,6 +154,21 @@ pub struct State {
     /// Segments the last commit merged away, deleted by the next one.
     #[serde(default)]
     pub retired: Vec<String>,
+}
+
+impl State {
+    /// The CRC-32 of all the window rows (each `width` bytes), whichever
+    /// meaning `windows_crc` has in this state.
+    pub fn whole_windows_crc(&self, width: u64) -> u32 {
+        if self.windows_crc_whole || self.window_chunks.is_empty() {
+            return self.windows_crc;
+        }
+        self.window_chunks
+            .iter()
+            .fold(self.windows_crc, |crc, chunk| {
+                crc_after(crc, chunk.crc, chunk.rows * width)
+            })
+    }
 }
 
 /// An open records store.
@@ -639,5 +667,42 @@ impl Writer<'_> {
             .map_err(|e| self.err(e))?;
         let path = self.path.clone();
         self.tx.commit().map_err(|e| sql(&path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_windows_checksum_is_kept_by_combining_appends() {
+        let (a, b, c) = (vec![1u8; 40], vec![7u8; 24], vec![9u8; 8]);
+        let whole = crc32fast::hash(&[a.clone(), b.clone(), c.clone()].concat());
+        assert_eq!(
+            crc_after(
+                crc_after(crc32fast::hash(&a), crc32fast::hash(&b), 24),
+                crc32fast::hash(&c),
+                8
+            ),
+            whole
+        );
+        // A state whose checksum covers only the rows before its chunks
+        // (written by the build that introduced them), rows of 8 bytes.
+        let chunk = |start, bytes: &Vec<u8>| WindowChunk {
+            start,
+            rows: bytes.len() as u64 / 8,
+            crc: crc32fast::hash(bytes),
+        };
+        let mut state = State {
+            windows: 9,
+            windows_crc: crc32fast::hash(&a),
+            window_chunks: vec![chunk(5, &b), chunk(8, &c)],
+            ..State::default()
+        };
+        assert_eq!(state.whole_windows_crc(8), whole);
+        state.windows_crc = whole;
+        state.windows_crc_whole = true;
+        assert_eq!(state.whole_windows_crc(8), whole);
+        assert_eq!(State::default().whole_windows_crc(8), crc32fast::hash(&[]));
     }
 }

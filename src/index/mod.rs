@@ -567,14 +567,14 @@ impl Index {
         }
         let width = 4 + 4 * d;
         let windows = self.windows.bytes();
-        let prefix = self
+        let all = self.state.windows as usize * width;
+        let mut ok = windows.len() >= all
+            && crc32fast::hash(&windows[..all]) == self.state.whole_windows_crc(width as u64);
+        let mut next = self
             .state
             .window_chunks
             .first()
-            .map_or(self.state.windows, |c| c.start) as usize;
-        let mut ok = windows.len() >= prefix * width
-            && crc32fast::hash(&windows[..prefix * width]) == self.state.windows_crc;
-        let mut next = prefix as u64;
+            .map_or(self.state.windows, |c| c.start);
         for chunk in &self.state.window_chunks {
             let range = chunk.start as usize * width..(chunk.start + chunk.rows) as usize * width;
             ok &= chunk.start == next
