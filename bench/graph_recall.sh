@@ -17,7 +17,7 @@ papers="${CARGO_TARGET_DIR:-target}/release/papers"
 copy=$(mktemp -d); log=$(mktemp)
 cp -r "$index"/. "$copy"/
 PAPERS_GRAPH_FROM=1 "$papers" -q --index "$copy" index data/daily-2024-05-01.txt
-ls "$copy"/data-*/ | grep -c '\.hnsw\.graph$' | sed 's/^/stored graphs: /'
+ls "$copy"/data-*/ | grep -c '\.hnsw$' | sed 's/^/stored graphs: /'
 "$papers" --index "$copy" serve --addr 127.0.0.1:0 2>"$log" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$copy" "$log"' EXIT

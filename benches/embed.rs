@@ -194,7 +194,11 @@ fn embed(count: usize) -> papers::Result<()> {
     );
     let started = Instant::now();
     for _ in 0..rounds {
-        std::hint::black_box(graph.search(&query, options.limit));
+        std::hint::black_box(graph.search(
+            options.limit,
+            papers::index::hnsw::MIN_EF_SEARCH,
+            |row| papers::index::hnsw::dot(&flat[row * dimension..][..dimension], &query),
+        ));
     }
     println!(
         "graph search: {:.3} ms/query",

@@ -3,7 +3,13 @@
 //! `cargo bench --bench scale -- recall INDEX`, the recall@10 of the int8
 //! and binary scans against the f32 scan on an index's own vectors, for
 //! several candidate pool sizes (200 query rows spread over the index,
-//! each record's own vector as the query, itself excluded).
+//! each record's own vector as the query, itself excluded); and
+//! `cargo bench --bench scale -- graph INDEX [ROWS]`, the HNSW graph over
+//! the index's first ROWS rows (default all): build time, size, and the
+//! recall@10 of its walk against the f32 scan per candidate list size; and
+//! `cargo bench --bench scale -- stored INDEX`, the recall@10 of `similar`
+//! through the index's stored graphs (as `papers serve` answers) against
+//! `similar --exact`, over 200 rows spread over the index.
 //!
 //! Writes `DIR/collection.jsonl`, N records for `papers index --embeddings`:
 //! texts of 4 to 8 sentences drawn from the real arXiv abstracts of
@@ -110,15 +116,119 @@ fn recall(index: &std::path::Path) -> BoxResult<()> {
     Ok(())
 }
 
+/// Builds the graph over the first `rows` rows of `index` and prints its
+/// build time, size and recall@10 against the f32 scan.
+fn graph(index: &std::path::Path, rows: Option<usize>) -> BoxResult<()> {
+    use papers::index::hnsw::{dot, Graph};
+    let index = papers::index::Index::open(index)?;
+    let n = rows.unwrap_or(index.rows()).min(index.rows());
+    let dim = index.manifest().dimension;
+    let vectors: Vec<f32> = (0..n).flat_map(|r| index.vector(r)).collect();
+    let row = |r: usize| &vectors[r * dim..(r + 1) * dim];
+    let started = std::time::Instant::now();
+    let graph = Graph::build(&vectors, dim);
+    let built = started.elapsed().as_secs_f64();
+    let file = std::env::temp_dir().join(format!("papers-graph-{}.hnsw", std::process::id()));
+    graph.save(&file)?;
+    let size = std::fs::metadata(&file)?.len();
+    let _ = std::fs::remove_file(&file);
+    println!(
+        "{n} rows: graph built in {built:.1} s ({:.0} rows/s), {:.1} MB ({:.0} bytes a row)",
+        n as f64 / built,
+        size as f64 / 1e6,
+        size as f64 / n as f64
+    );
+    let queries: Vec<usize> = (0..200).map(|i| i * n / 200).collect();
+    println!("| candidate list (ef) | recall@10 | mean walk |\n|---|---|---|");
+    for ef in [32, 64, 100, 200] {
+        let (mut found, mut spent) = (0, 0.0);
+        for &q in &queries {
+            let query = row(q);
+            let mut exact: Vec<(usize, f32)> = (0..n)
+                .filter(|&r| r != q)
+                .map(|r| (r, dot(row(r), query)))
+                .collect();
+            exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let started = std::time::Instant::now();
+            let walked = graph.search(22, ef, |r| dot(row(r), query));
+            spent += started.elapsed().as_secs_f64();
+            let got: Vec<usize> = walked
+                .iter()
+                .map(|h| h.0)
+                .filter(|&r| r != q)
+                .take(10)
+                .collect();
+            found += exact[..10].iter().filter(|(r, _)| got.contains(r)).count();
+        }
+        println!(
+            "| {ef} | {:.4} | {:.3} ms |",
+            found as f64 / (10 * queries.len()) as f64,
+            1000.0 * spent / queries.len() as f64
+        );
+    }
+    Ok(())
+}
+
+/// Recall@10 of `similar` through the stored graphs against the f32 scan.
+fn stored(index: &std::path::Path) -> BoxResult<()> {
+    use papers::search::{similar, SearchOptions, Strategy};
+    let index = papers::index::Index::open(index)?;
+    let started = std::time::Instant::now();
+    let graphs = index.stored_graphs();
+    println!(
+        "{} rows, {} stored graphs over rows 0..{}, mapped in {:.3} s",
+        index.rows(),
+        graphs.graphs.len(),
+        graphs.covered,
+        started.elapsed().as_secs_f64()
+    );
+    let with = |strategy| SearchOptions {
+        limit: 10,
+        strategy,
+        ..SearchOptions::default()
+    };
+    let (graph, exact) = (with(Strategy::Graph), with(Strategy::Exact));
+    let n = index.rows();
+    let (mut found, mut walked) = (0, std::time::Duration::ZERO);
+    let queries: Vec<usize> = (0..200).map(|i| i * n / 200).collect();
+    for &row in &queries {
+        let truth: Vec<usize> = similar(&index, row, &exact)?
+            .iter()
+            .map(|h| h.row)
+            .collect();
+        let started = std::time::Instant::now();
+        let got: Vec<usize> = similar(&index, row, &graph)?
+            .iter()
+            .map(|h| h.row)
+            .collect();
+        walked += started.elapsed();
+        found += truth.iter().filter(|r| got.contains(r)).count();
+    }
+    println!(
+        "recall@10 of the stored graphs against the f32 scan: {:.4} ({} queries, mean {:.2} ms each)",
+        found as f64 / (10 * queries.len()) as f64,
+        queries.len(),
+        walked.as_secs_f64() * 1000.0 / queries.len() as f64
+    );
+    Ok(())
+}
+
 fn main() -> BoxResult<()> {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
-    if let [what, index] = args.as_slice() {
-        if what == "recall" {
-            return recall(std::path::Path::new(index));
-        }
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["recall", index] => return recall(std::path::Path::new(index)),
+        ["graph", index] => return graph(std::path::Path::new(index), None),
+        ["stored", index] => return stored(std::path::Path::new(index)),
+        ["graph", index, rows] => return graph(std::path::Path::new(index), Some(rows.parse()?)),
+        _ => {}
     }
     let [n, out] = args.as_slice() else {
         return Err("usage: cargo bench --bench scale -- N DIR".into());

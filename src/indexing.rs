@@ -96,6 +96,12 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         // Still a run: the feed's "what the last run added" is nothing.
         if let Some(index) = &existing {
             crate::index::db::Db::open(index.data_dir(), true)?.record_empty_run(index.rows())?;
+            // Graphs that a killed run or an older build left unwritten.
+            crate::index::graphs::extend_committed(
+                index.data_dir(),
+                index.manifest().dimension,
+                index.rows(),
+            );
         }
         let mut report = update.report().clone();
         report.records = existing.as_ref().map_or(0, Index::len);

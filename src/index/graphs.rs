@@ -2,7 +2,7 @@
 //!
 //! From [`GRAPH_FROM`] rows on ([`graph_from`]), each update builds a graph over the rows it
 //! appended (O(new)) and stores it beside the vectors as
-//! `graph-START-END.hnsw.{graph,data}` (rows `START..END`), then merges the
+//! `graph-START-END.hnsw` (rows `START..END`, see [`super::graph`]), then merges the
 //! newest graphs like a binary counter (two graphs of similar size become
 //! one), so an index holds O(log n) graphs and each row is rebuilt
 //! O(log n) times in all. A graph is a cache of committed vectors, written
@@ -44,20 +44,20 @@ pub struct Tile {
 }
 
 impl Tile {
-    /// The files' common name, without `.hnsw.graph` / `.hnsw.data`.
-    pub fn basename(&self) -> String {
-        format!("graph-{:010}-{:010}", self.start, self.end)
+    /// The file's name.
+    pub fn file_name(&self) -> String {
+        format!("graph-{:010}-{:010}.hnsw", self.start, self.end)
     }
 
     fn parse(file: &str) -> Option<Tile> {
-        let rest = file.strip_prefix("graph-")?.strip_suffix(".hnsw.graph")?;
+        let rest = file.strip_prefix("graph-")?.strip_suffix(".hnsw")?;
         let (start, end) = rest.split_once('-')?;
         let (start, end) = (start.parse().ok()?, end.parse().ok()?);
         (start < end).then_some(Tile { start, end })
     }
 }
 
-/// Every complete stored graph in `data` (both files present).
+/// Every stored graph in `data`.
 fn stored(data: &Path) -> Vec<Tile> {
     let Ok(entries) = std::fs::read_dir(data) else {
         return Vec::new();
@@ -65,7 +65,6 @@ fn stored(data: &Path) -> Vec<Tile> {
     entries
         .flatten()
         .filter_map(|e| Tile::parse(&e.file_name().to_string_lossy()))
-        .filter(|t| data.join(format!("{}.hnsw.data", t.basename())).is_file())
         .collect()
 }
 
@@ -90,12 +89,12 @@ pub fn tiling(data: &Path, rows: usize) -> Vec<Tile> {
 /// `None` when it cannot be read (those rows are scanned instead).
 pub fn load(data: &Path, tile: &Tile) -> Option<Arc<Graph>> {
     static LOADED: OnceLock<Mutex<HashMap<PathBuf, Weak<Graph>>>> = OnceLock::new();
-    let key = data.join(tile.basename());
+    let key = data.join(tile.file_name());
     let cache = LOADED.get_or_init(Default::default);
     if let Some(graph) = lock(cache).get(&key).and_then(Weak::upgrade) {
         return Some(graph);
     }
-    let graph = Graph::load(data, &tile.basename())?;
+    let graph = Graph::open(&key, tile.start)?;
     if graph.len() != tile.end - tile.start {
         return None;
     }
@@ -161,21 +160,22 @@ pub fn extend(
         tiles.truncate(tiles.len() - 2);
         tiles.push(merged);
     }
-    // Graphs outside the tiling: merged away, or left by a killed run.
-    // A reader that loaded one keeps it in memory; one that had not yet
-    // scans those rows.
-    for old in stored(data) {
-        if !tiles.contains(&old) {
-            for ext in ["graph", "data"] {
-                let _ = std::fs::remove_file(data.join(format!("{}.hnsw.{ext}", old.basename())));
-            }
+    // Graphs outside the tiling: merged away, or left by a killed run, or
+    // hnsw_rs's own files (`.hnsw.graph`, `.hnsw.data`) that builds before
+    // the flat form stored. A reader that mapped one keeps its mapping; one
+    // that had not yet scans those rows.
+    let keep: Vec<String> = tiles.iter().map(Tile::file_name).collect();
+    for entry in std::fs::read_dir(data).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("graph-") && !keep.contains(&name) && entry.path().is_file() {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
     Ok(())
 }
 
 /// Builds and stores the graph of `tile`: written in a folder of its own,
-/// then moved in, the data file before the graph file that names it.
+/// synced, then moved in.
 fn write(
     data: &Path,
     tile: &Tile,
@@ -186,14 +186,11 @@ fn write(
     let scratch = data.join(format!("graph-tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir(&scratch).map_err(|e| crate::Error::io(&scratch, e))?;
-    let name = tile.basename();
-    let moved = graph.save(&scratch, &name).and_then(|()| {
-        for ext in ["data", "graph"] {
-            let file = format!("{name}.hnsw.{ext}");
-            super::files::sync_file(&scratch.join(&file))?;
-            std::fs::rename(scratch.join(&file), data.join(&file))
-                .map_err(|e| crate::Error::io(data.join(&file), e))?;
-        }
+    let file = tile.file_name();
+    let moved = graph.save(&scratch.join(&file)).and_then(|()| {
+        super::files::sync_file(&scratch.join(&file))?;
+        std::fs::rename(scratch.join(&file), data.join(&file))
+            .map_err(|e| crate::Error::io(data.join(&file), e))?;
         super::files::sync_dir(data)
     });
     let _ = std::fs::remove_dir_all(&scratch);
@@ -209,10 +206,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (a, b) in [(0, 100), (0, 300), (300, 350), (350, 400), (300, 500)] {
             let t = Tile { start: a, end: b };
-            for ext in ["graph", "data"] {
-                std::fs::write(dir.path().join(format!("{}.hnsw.{ext}", t.basename())), "")
-                    .unwrap();
-            }
+            std::fs::write(dir.path().join(t.file_name()), "").unwrap();
         }
         let ends =
             |rows| -> Vec<usize> { tiling(dir.path(), rows).iter().map(|t| t.end).collect() };
@@ -224,11 +218,14 @@ mod tests {
         );
         assert_eq!(ends(50), Vec::<usize>::new());
         assert_eq!(
-            Tile::parse("graph-0000000300-0000000350.hnsw.graph")
-                .unwrap()
-                .end,
+            Tile::parse("graph-0000000300-0000000350.hnsw").unwrap().end,
             350
         );
-        assert_eq!(Tile::parse("graph-5-5.hnsw.graph"), None);
+        assert_eq!(Tile::parse("graph-5-5.hnsw"), None);
+        assert_eq!(
+            Tile::parse("graph-0-9.hnsw.graph"),
+            None,
+            "hnsw_rs's files are not ours"
+        );
     }
 }

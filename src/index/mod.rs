@@ -22,7 +22,7 @@
 //!     windows.f32      vectors of the text of long records past the model's
 //!                      truncation point: (u32 row, f32 × dimension), appended
 //!     lex-*.seg        BM25 segments over runs of rows (see `segment`)
-//!     graph-START-END.hnsw.{graph,data}
+//!     graph-START-END.hnsw
 //!                      from 50,000 rows: HNSW graphs over runs of rows,
 //!                      written after the commit, a cache (see `graphs`)
 //! ```
@@ -47,6 +47,7 @@
 pub mod commit;
 pub mod db;
 pub mod files;
+pub mod graph;
 pub mod graphs;
 pub mod hnsw;
 pub mod import;

@@ -456,38 +456,106 @@ impl Lexical {
     /// `(row, score)` in row order; a term repeated in the query counts once.
     /// Dead rows are the caller's to drop.
     pub fn score(&self, query: &str) -> Result<Vec<(usize, f32)>> {
+        self.accumulate(query, |scores| {
+            scores
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s > 0.0)
+                .map(|(row, s)| (row, *s))
+                .collect()
+        })
+    }
+
+    /// The `k` best of [`Lexical::score`] among the rows `keep` keeps, best
+    /// first (ties by row), without collecting every match: at a million
+    /// records a common term matches hundreds of thousands.
+    pub fn score_top(
+        &self,
+        query: &str,
+        k: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, f32)>> {
+        /// A hit ordered by how bad it is: the heap's top is the one to drop.
+        #[derive(PartialEq)]
+        struct Worse(f32, usize);
+        impl Eq for Worse {}
+        impl PartialOrd for Worse {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for Worse {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+            }
+        }
+        self.accumulate(query, |scores| {
+            let mut best = std::collections::BinaryHeap::with_capacity(k.min(scores.len()) + 1);
+            // The score to beat: 0 (no match) until k are kept, then the
+            // worst kept. Rows come in order, so a tie with it loses.
+            let mut floor = 0f32;
+            for (row, &score) in scores.iter().enumerate() {
+                if score <= floor || k == 0 || !keep(row) {
+                    continue;
+                }
+                best.push(Worse(score, row));
+                if best.len() > k {
+                    best.pop();
+                }
+                if best.len() == k {
+                    floor = best.peek().map_or(0.0, |w: &Worse| w.0);
+                }
+            }
+            best.into_sorted_vec()
+                .into_iter()
+                .map(|w| (w.1, w.0))
+                .collect()
+        })
+    }
+
+    /// Sums each row's BM25 score over the query's terms in a per-thread
+    /// buffer (cleared after), and hands the scores to `read`.
+    fn accumulate<R>(&self, query: &str, read: impl FnOnce(&[f32]) -> R) -> Result<R> {
+        thread_local! {
+            static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
         let mut terms = Analysis::CURRENT.terms(query);
         terms.sort();
         terms.dedup();
         let docs = self.docs();
         if docs == 0 || terms.is_empty() {
-            return Ok(Vec::new());
+            return Ok(read(&[]));
         }
         let total: u64 = self.segments.iter().map(|s| s.total_len).sum();
         let average = (total as f32 / docs as f32).max(1.0);
         let Params { k1, b } = self.params;
-        let mut scores = vec![0f32; self.rows];
-        for term in &terms {
-            let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
-            if df == 0 {
-                continue;
-            }
-            let idf = self.idf(df);
-            for segment in &self.segments {
-                segment.postings(term, |row, tf, length| {
-                    let tf = tf as f32;
-                    let norm = k1 * (1.0 - b + b * length as f32 / average);
-                    if let Some(s) = scores.get_mut(row) {
-                        *s += idf * tf * (k1 + 1.0) / (tf + norm);
+        SCORES.with(|cell| {
+            let mut scores = cell.take();
+            scores.clear();
+            scores.resize(self.rows, 0.0);
+            let mut summed = || -> Result<()> {
+                for term in &terms {
+                    let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
+                    if df == 0 {
+                        continue;
                     }
-                })?;
-            }
-        }
-        Ok(scores
-            .into_iter()
-            .enumerate()
-            .filter(|(_, s)| *s > 0.0)
-            .collect())
+                    let idf = self.idf(df);
+                    for segment in &self.segments {
+                        segment.postings(term, |row, tf, length| {
+                            let tf = tf as f32;
+                            let norm = k1 * (1.0 - b + b * length as f32 / average);
+                            if let Some(s) = scores.get_mut(row) {
+                                *s += idf * tf * (k1 + 1.0) / (tf + norm);
+                            }
+                        })?;
+                    }
+                }
+                Ok(())
+            };
+            let done = summed().map(|()| read(&scores));
+            cell.replace(scores);
+            done
+        })
     }
 }
 
@@ -557,6 +625,19 @@ mod tests {
                 assert!((s1 - s2).abs() < 1e-5, "{s1} {s2}");
             }
             assert!((lexical.term_idf("rope") - reference.term_idf("rope")).abs() < 1e-6);
+            let mut ranked = got.clone();
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            for k in [1, 2, got.len(), got.len() + 3, usize::MAX] {
+                let top = lexical
+                    .score_top("RoPE language models for images", k, &|_| true)
+                    .unwrap();
+                assert_eq!(top, ranked[..k.min(ranked.len())], "top {k}");
+            }
+            let odd = lexical
+                .score_top("RoPE language models for images", 9, &|r| r % 2 == 1)
+                .unwrap();
+            let want: Vec<_> = ranked.iter().filter(|h| h.0 % 2 == 1).copied().collect();
+            assert_eq!(odd, want);
         }
     }
 

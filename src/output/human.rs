@@ -214,9 +214,10 @@ pub(super) fn info<W: Write>(out: &mut W, info: &Info) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "search:     {} (int8 from {} records)",
+        "search:     {} (int8 from {} records, stored graphs from {})",
         info.strategy.name(),
-        crate::search::QUANTIZED_FROM
+        crate::search::QUANTIZED_FROM,
+        crate::index::graphs::GRAPH_FROM
     )?;
     writeln!(
         out,

@@ -59,9 +59,11 @@
 //! `weights_sha256`, `dimension`, `max_seq_length`, `long_records` (records
 //! whose text runs past the truncation point and has window vectors),
 //! `windows` (how many window vectors), `format_version`,
-//! `generation` (commits so far), `search` (`"exact"` or `"int8"`, the
-//! strategy `auto` picks), `quantized_from` (the record count from which it
-//! picks `int8`), `size_bytes`, and `sources` (`[{file, records}]`).
+//! `generation` (commits so far), `search` (`"exact"`, `"int8"` or
+//! `"graph"`, the strategy `auto` picks), `quantized_from` (the record count
+//! from which it picks `int8`; from 50,000 records each update stores HNSW
+//! graphs, and `auto` walks them where they exist), `size_bytes`, and
+//! `sources` (`[{file, records}]`).
 //! `index --json` writes one object: `index`, `files`, `skipped`,
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
 //! `removed`, `replaced` (records replaced by a new version of the same

@@ -96,8 +96,12 @@ pub(crate) fn load_for(
     index: Option<&Index>,
     note: &dyn Fn(&str),
 ) -> Result<BertEmbedder> {
-    let sources = index.map(source_dirs).unwrap_or_default();
-    let rebuild = |model: &str| rebuild_command(dir, model, &sources);
+    // The hint reads every record's sources (seconds at a million records),
+    // so only when a model mismatch asks for it.
+    let rebuild = |model: &str| {
+        let sources = index.map(source_dirs).unwrap_or_default();
+        rebuild_command(dir, model, &sources)
+    };
     Ok(choice.load(Some((dir, manifest)), &rebuild, note)?.embedder)
 }
 

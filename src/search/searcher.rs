@@ -95,26 +95,20 @@ impl Searcher {
 
     /// Makes this searcher follow the writer: each answer comes from the
     /// newest committed state (looked for at most every [`FOLLOW_EVERY`]).
-    /// A following searcher is long-lived, so it also uses the stored
-    /// HNSW graphs where `auto` would scan (a one-shot process would spend
-    /// more loading them than the scan costs); they are loaded here.
+    /// The stored HNSW graphs are mapped here rather than on the first query.
     pub fn follow(mut self) -> Self {
         self.follow = true;
         self.index().stored_graphs();
         self
     }
 
-    /// `options` as this searcher answers them on `index`: `auto` walks the
-    /// stored graphs when following and the index has them.
+    /// `options` as this searcher answers them on `index` (see
+    /// [`retrieve::strategy_for`]).
     fn resolve(&self, index: &Index, options: &SearchOptions) -> SearchOptions {
-        let mut options = options.clone();
-        if self.follow
-            && options.strategy == super::Strategy::Auto
-            && !index.stored_graphs().graphs.is_empty()
-        {
-            options.strategy = super::Strategy::Graph;
+        SearchOptions {
+            strategy: retrieve::strategy_for(index, options),
+            ..options.clone()
         }
-        options
     }
 
     /// The index folder.
@@ -198,7 +192,11 @@ impl Searcher {
             super::Mode::Lexical => None,
             _ => Some(self.model_for(&index, &|_| {})?),
         };
-        answer::answer(&index, model.as_deref().map(|m| m as &dyn Embedder), query)
+        let query = Query {
+            options: self.resolve(&index, &query.options),
+            ..query.clone()
+        };
+        answer::answer(&index, model.as_deref().map(|m| m as &dyn Embedder), &query)
     }
 
     /// The records like those of `like` and unlike those of `unlike` (ids in
@@ -258,7 +256,7 @@ impl Searcher {
             manifest: index.manifest().clone(),
             windows: index.window_counts(),
             generation: index.state().generation,
-            strategy: retrieve::resolve_strategy(&index, Default::default()),
+            strategy: retrieve::strategy_for(&index, &SearchOptions::default()),
             size_bytes: index.size_on_disk(),
             sources: index.file_counts()?,
         })

@@ -57,11 +57,14 @@ fn index(dir: &Path, file: &str) {
     run(cmd, &["index", "--no-verify", "--embeddings", file]).ok();
 }
 
-fn graph_files(dir: &Path) -> Vec<String> {
+fn data_dir(dir: &Path) -> std::path::PathBuf {
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let data = dir.join(manifest["data_dir"].as_str().unwrap());
-    let mut names: Vec<String> = std::fs::read_dir(data)
+    dir.join(manifest["data_dir"].as_str().unwrap())
+}
+
+fn graph_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(data_dir(dir))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -81,12 +84,7 @@ fn graphs_are_built_per_commit_merged_and_used_by_the_server() {
         "under PAPERS_GRAPH_FROM: none"
     );
     index(&dir, &batch(work.path(), 150, 150));
-    let g = |a: usize, b: usize| {
-        vec![
-            format!("graph-{a:010}-{b:010}.hnsw.data"),
-            format!("graph-{a:010}-{b:010}.hnsw.graph"),
-        ]
-    };
+    let g = |a: usize, b: usize| vec![format!("graph-{a:010}-{b:010}.hnsw")];
     assert_eq!(
         graph_files(&dir),
         g(0, 300),
@@ -98,11 +96,35 @@ fn graphs_are_built_per_commit_merged_and_used_by_the_server() {
         [g(0, 300), g(300, 400)].concat(),
         "O(new)"
     );
+    // hnsw_rs's own files, as builds before the flat form stored them.
+    let data = data_dir(&dir);
+    for ext in ["hnsw.graph", "hnsw.data"] {
+        std::fs::write(
+            data.join(format!("graph-0000000000-0000000300.{ext}")),
+            "old",
+        )
+        .unwrap();
+    }
     index(&dir, &batch(work.path(), 400, 100));
     assert_eq!(
         graph_files(&dir),
         g(0, 500),
-        "similar sizes merge, and the merged-away files go"
+        "similar sizes merge, and the merged-away and old-format files go"
+    );
+    // A graph a killed run did not write is built by the next run, even one
+    // with nothing new.
+    std::fs::remove_file(data.join(&g(0, 500)[0])).unwrap();
+    index(&dir, &batch(work.path(), 400, 100));
+    assert_eq!(
+        graph_files(&dir),
+        g(0, 500),
+        "rebuilt by a run adding nothing"
+    );
+    let info = crate::util::papers_in(&dir, &["info", "--json"]).ok();
+    assert!(
+        info.stdout.contains(r#""search":"graph""#),
+        "{}",
+        info.stdout
     );
 
     // A long-lived server walks the graphs; its neighbours are the exact
@@ -130,10 +152,7 @@ fn graphs_are_built_per_commit_merged_and_used_by_the_server() {
     drop(server);
 
     // A damaged graph costs speed, not answers.
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let data = dir.join(manifest["data_dir"].as_str().unwrap());
-    std::fs::write(data.join(&g(0, 500)[1]), b"not a graph").unwrap();
+    std::fs::write(data.join(&g(0, 500)[0]), b"not a graph").unwrap();
     let id = list[0]["id"].as_str().unwrap();
     let graph = crate::util::papers_in(&dir, &["similar", "--json", "--graph", "-k", "5", id]).ok();
     assert!(!graph.stderr.contains("panicked"), "{}", graph.stderr);
