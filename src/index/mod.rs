@@ -44,6 +44,7 @@
 //! SQLite's integrity check) is `papers check`, and runs on every open of
 //! an index small enough for it to cost no more than a few milliseconds.
 
+pub mod bm25;
 pub mod commit;
 pub mod db;
 pub mod files;
@@ -73,10 +74,11 @@ pub use upgrade::upgrade;
 
 use crate::error::{Error, Result};
 use crate::paper::{validate_prefix, Paper, PaperId};
+use bm25::Lexical;
 use db::{Alias, Db, State};
 use hnsw::Graph;
 use rows::RowFile;
-use segment::{Lexical, Segment};
+use segment::Segment;
 
 /// Indexes whose data files total less than this are fully checked on
 /// every open.

@@ -40,7 +40,7 @@
 //! hits rather than the ten least unrelated papers. `--min-score 0`
 //! lists everything.
 //!
-//! [`Lexical::bound`]: crate::index::segment::Lexical::bound
+//! [`Lexical::bound`]: crate::index::bm25::Lexical::bound
 
 use super::options::Mode;
 

@@ -1,0 +1,182 @@
+//! BM25 over an index's lexical segments: the statistics (document
+//! count, lengths, document frequencies) summed over every segment, so the
+//! scores are those of one index over all rows (see [`super::segment`] for
+//! one segment's file). Scores are summed term at a time into a per-thread
+//! buffer of one float per row; [`Lexical::score_top`] keeps the best `k`
+//! of them without collecting every match.
+
+use super::segment::Segment;
+use crate::error::Result;
+use crate::lexical::{Analysis, Params};
+
+/// BM25 over a set of segments, with statistics over all of them.
+pub struct Lexical {
+    segments: Vec<Segment>,
+    rows: usize,
+    params: Params,
+}
+
+impl Lexical {
+    /// The segments of an index of `rows` rows.
+    pub fn new(segments: Vec<Segment>, rows: usize) -> Lexical {
+        Lexical {
+            segments,
+            rows,
+            params: Params::default(),
+        }
+    }
+
+    /// The segments.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    fn docs(&self) -> usize {
+        self.segments.iter().map(Segment::docs).sum()
+    }
+
+    fn idf(&self, df: u64) -> f32 {
+        let n = self.docs() as f32;
+        let df = df as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The most a record could score for `query`: every distinct query
+    /// term at saturation, `idf · (k1 + 1)` each (a term no record has
+    /// counts too, at its IDF). A hit's BM25 score divided by this lies in
+    /// [0, 1] and compares across queries.
+    pub fn bound(&self, query: &str) -> f32 {
+        let mut terms = Analysis::CURRENT.terms(query);
+        terms.sort();
+        terms.dedup();
+        let k1 = self.params.k1;
+        terms
+            .iter()
+            .map(|term| {
+                let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
+                self.idf(df) * (k1 + 1.0)
+            })
+            .sum()
+    }
+
+    /// BM25 scores of every row matching at least one query term, as
+    /// `(row, score)` in row order; a term repeated in the query counts once.
+    /// Dead rows are the caller's to drop.
+    pub fn score(&self, query: &str) -> Result<Vec<(usize, f32)>> {
+        self.accumulate(query, |scores| {
+            scores
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s > 0.0)
+                .map(|(row, s)| (row, *s))
+                .collect()
+        })
+    }
+
+    /// The `k` best of [`Lexical::score`] among the rows `keep` keeps, best
+    /// first (ties by row), without collecting every match: at a million
+    /// records a common term matches hundreds of thousands.
+    pub fn score_top(
+        &self,
+        query: &str,
+        k: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, f32)>> {
+        /// A hit ordered by how bad it is: the heap's top is the one to drop.
+        #[derive(PartialEq)]
+        struct Worse(f32, usize);
+        impl Eq for Worse {}
+        impl PartialOrd for Worse {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for Worse {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+            }
+        }
+        self.accumulate(query, |scores| {
+            let mut best = std::collections::BinaryHeap::with_capacity(k.min(scores.len()) + 1);
+            // The score to beat: 0 (no match) until k are kept, then the
+            // worst kept. Rows come in order, so a tie with it loses.
+            let mut floor = 0f32;
+            for (row, &score) in scores.iter().enumerate() {
+                if score <= floor || k == 0 || !keep(row) {
+                    continue;
+                }
+                best.push(Worse(score, row));
+                if best.len() > k {
+                    best.pop();
+                }
+                if best.len() == k {
+                    floor = best.peek().map_or(0.0, |w: &Worse| w.0);
+                }
+            }
+            best.into_sorted_vec()
+                .into_iter()
+                .map(|w| (w.1, w.0))
+                .collect()
+        })
+    }
+
+    /// Sums each row's BM25 score over the query's terms in a per-thread
+    /// buffer (cleared after), and hands the scores to `read`.
+    fn accumulate<R>(&self, query: &str, read: impl FnOnce(&[f32]) -> R) -> Result<R> {
+        thread_local! {
+            static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut terms = Analysis::CURRENT.terms(query);
+        terms.sort();
+        terms.dedup();
+        let docs = self.docs();
+        if docs == 0 || terms.is_empty() {
+            return Ok(read(&[]));
+        }
+        let total: u64 = self.segments.iter().map(Segment::total_len).sum();
+        let average = (total as f32 / docs as f32).max(1.0);
+        let Params { k1, b } = self.params;
+        SCORES.with(|cell| {
+            let mut scores = cell.take();
+            scores.clear();
+            scores.resize(self.rows, 0.0);
+            let mut summed = || -> Result<()> {
+                for term in &terms {
+                    let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
+                    if df == 0 {
+                        continue;
+                    }
+                    let idf = self.idf(df);
+                    for segment in &self.segments {
+                        segment.postings(term, |row, tf, length| {
+                            let tf = tf as f32;
+                            let norm = k1 * (1.0 - b + b * length as f32 / average);
+                            if let Some(s) = scores.get_mut(row) {
+                                *s += idf * tf * (k1 + 1.0) / (tf + norm);
+                            }
+                        })?;
+                    }
+                }
+                Ok(())
+            };
+            let done = summed().map(|()| read(&scores));
+            cell.replace(scores);
+            done
+        })
+    }
+}
+
+impl crate::lexical::TermWeights for Lexical {
+    fn analysis(&self) -> Analysis {
+        Analysis::CURRENT
+    }
+
+    fn term_idf(&self, term: &str) -> f32 {
+        let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
+        if df == 0 {
+            0.0
+        } else {
+            self.idf(df)
+        }
+    }
+}
