@@ -164,11 +164,16 @@ pub fn extend(
     // hnsw_rs's own files (`.hnsw.graph`, `.hnsw.data`) that builds before
     // the flat form stored. A reader that mapped one keeps its mapping; one
     // that had not yet scans those rows.
+    // A scratch folder left by a killed run goes too (the writer lock
+    // says no other run is writing one).
     let keep: Vec<String> = tiles.iter().map(Tile::file_name).collect();
     for entry in std::fs::read_dir(data).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("graph-") && !keep.contains(&name) && entry.path().is_file() {
-            let _ = std::fs::remove_file(entry.path());
+        let path = entry.path();
+        if name.starts_with("graph-tmp-") && path.is_dir() {
+            let _ = std::fs::remove_dir_all(&path);
+        } else if name.starts_with("graph-") && !keep.contains(&name) && path.is_file() {
+            let _ = std::fs::remove_file(&path);
         }
     }
     Ok(())

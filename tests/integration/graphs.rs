@@ -105,11 +105,14 @@ fn graphs_are_built_per_commit_merged_and_used_by_the_server() {
         )
         .unwrap();
     }
+    // And a scratch folder of a run killed while writing a graph.
+    std::fs::create_dir(data.join("graph-tmp-999999")).unwrap();
+    std::fs::write(data.join("graph-tmp-999999/graph-0-1.hnsw"), "half").unwrap();
     index(&dir, &batch(work.path(), 400, 100));
     assert_eq!(
         graph_files(&dir),
         g(0, 500),
-        "similar sizes merge, and the merged-away and old-format files go"
+        "similar sizes merge, and the merged-away, old-format and scratch files go"
     );
     // A graph a killed run did not write is built by the next run, even one
     // with nothing new.
