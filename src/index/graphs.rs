@@ -15,6 +15,7 @@
 //! of the process that uses the same file, so a searcher that follows the
 //! writer loads only the new ones.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -117,9 +118,11 @@ pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
     else {
         return;
     };
+    // Borrowed from the mapping (aligned f32 on a little-endian machine):
+    // a copy would add the whole file's size to the build's peak.
     let vectors = |range: std::ops::Range<usize>| {
         let bytes = &file.bytes()[range.start * 4 * dimension..range.end * 4 * dimension];
-        super::rows::f32s(bytes).into_owned()
+        super::rows::f32s(bytes)
     };
     let _ = extend(data, dimension, rows, &vectors);
 }
@@ -127,11 +130,11 @@ pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
 /// After a commit of `rows` rows: builds the graph of the rows no stored
 /// graph covers, merges the newest graphs of similar size, and removes the
 /// graphs the tiling no longer uses. `vectors(range)` gives the f32 rows.
-pub fn extend(
+pub fn extend<'a>(
     data: &Path,
     dimension: usize,
     rows: usize,
-    vectors: &dyn Fn(std::ops::Range<usize>) -> Vec<f32>,
+    vectors: &dyn Fn(std::ops::Range<usize>) -> Cow<'a, [f32]>,
 ) -> Result<()> {
     if rows < graph_from() {
         return Ok(());
@@ -181,11 +184,11 @@ pub fn extend(
 
 /// Builds and stores the graph of `tile`: written in a folder of its own,
 /// synced, then moved in.
-fn write(
+fn write<'a>(
     data: &Path,
     tile: &Tile,
     dimension: usize,
-    vectors: &dyn Fn(std::ops::Range<usize>) -> Vec<f32>,
+    vectors: &dyn Fn(std::ops::Range<usize>) -> Cow<'a, [f32]>,
 ) -> Result<()> {
     let graph = Graph::build_from(&vectors(tile.start..tile.end), dimension, tile.start);
     let scratch = data.join(format!("graph-tmp-{}", std::process::id()));
