@@ -31,8 +31,9 @@ use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 use papers::corpus::Corpus;
-use papers::embed::bert::Backend;
-use papers::embed::{device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec};
+use papers::embed::{
+    device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec, Precision, Workload,
+};
 use papers::index::hnsw::Graph;
 use papers::search::{exact_scan, rank, SearchOptions};
 
@@ -69,8 +70,13 @@ fn seed_texts() -> papers::Result<Vec<String>> {
 }
 
 fn load_model() -> papers::Result<BertEmbedder> {
+    load_for(Workload::Bulk)
+}
+
+fn load_for(workload: Workload) -> papers::Result<BertEmbedder> {
     let files = source::resolve(&ModelSpec::default())?;
-    BertEmbedder::load(&files, &device::select(DeviceChoice::Cpu, &|_| {})?)
+    let cpu = device::select(DeviceChoice::Cpu, &|_| {})?;
+    BertEmbedder::load(&files, &cpu, workload, Precision::F32)
 }
 
 /// Multiply-adds of one MiniLM-style encoder pass over a sequence of
@@ -213,18 +219,19 @@ fn encoders(count: usize) -> papers::Result<()> {
     let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
     let mut vectors = Vec::new();
     for round in 1..=3 {
-        for backend in [Backend::Mapped, Backend::Batched] {
+        for workload in [Workload::Queries, Workload::Bulk] {
             // A fresh model each time: the first query pays what a cold
             // `papers search` pays (the batched encoder's weight copy).
             let started = Instant::now();
-            let model = load_model()?.with_backend(backend);
+            let model = load_for(workload)?;
+            let backend = model.describe();
             model.embed_one("positional encoding length generalization")?;
             let first = ms(started);
             let started = Instant::now();
             let got = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
             let seconds = started.elapsed().as_secs_f64();
             println!(
-                "round {round} {backend:?}: load + first query {first:.1} ms; {} abstracts at {:.1}/s",
+                "round {round} {backend}: load + first query {first:.1} ms; {} abstracts at {:.1}/s",
                 texts.len(),
                 texts.len() as f64 / seconds
             );
@@ -307,7 +314,12 @@ fn gpu(n: usize) -> papers::Result<()> {
     use std::ops::ControlFlow;
     let files = source::resolve(&ModelSpec::default())?;
     let started = Instant::now();
-    let gpu = BertEmbedder::load(&files, &device::select(DeviceChoice::Cuda, &|_| {})?)?;
+    let precision = std::env::var("PAPERS_PRECISION")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(Precision::F32);
+    let cuda = device::select(DeviceChoice::Cuda, &|_| {})?;
+    let gpu = BertEmbedder::load(&files, &cuda, Workload::Bulk, precision)?;
     let load_s = started.elapsed().as_secs_f64();
     let cpu = load_model()?;
     let go = &mut |_| ControlFlow::Continue(());

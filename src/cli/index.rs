@@ -134,7 +134,12 @@ pub fn run(ctx: &Context, args: IndexArgs) -> Result<()> {
     let request = IndexRequest {
         paths: if given { args.embeddings } else { args.paths },
         rebuild: args.rebuild,
-        model: args.model.choice(),
+        // Vectors made elsewhere are only spot-checked: a few texts.
+        model: if given {
+            args.model.choice()
+        } else {
+            args.model.choice_for(usize::MAX)
+        },
         fields,
         embeddings: given,
         no_verify: args.no_verify,

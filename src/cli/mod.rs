@@ -117,6 +117,17 @@ pub struct ModelArgs {
     /// Device to run the model on
     #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
     device: DeviceArg,
+
+    /// Float type of the encoder: f32 gives sentence-transformers' vectors
+    /// to rounding; f16 and bf16 use a GPU's tensor cores (cosine >= 0.999
+    /// to f32), and are slow on a CPU
+    #[arg(
+        long,
+        value_name = "TYPE",
+        default_value = "f32",
+        env = "PAPERS_PRECISION"
+    )]
+    precision: papers::embed::Precision,
 }
 
 /// Device choices on the command line.

@@ -49,6 +49,10 @@ pub struct EmbedArgs {
     model: ModelArgs,
 }
 
+/// Up to this many texts, `embed` runs the forward pass that starts
+/// soonest; past it, the one that embeds fastest.
+const QUERY_TEXTS: usize = 16;
+
 impl ModelArgs {
     /// The library's view of the model flags.
     pub fn choice(&self) -> ModelChoice {
@@ -61,7 +65,23 @@ impl ModelArgs {
                 DeviceArg::Cuda => DeviceChoice::Cuda,
                 DeviceArg::Metal => DeviceChoice::Metal,
             },
+            precision: self.precision,
+            workload: papers::embed::Workload::Queries,
             announce: super::VERBOSE.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// The model flags for a command that will embed `texts` texts: a
+    /// few are queries, more are bulk work (see `Workload`).
+    pub fn choice_for(&self, texts: usize) -> ModelChoice {
+        let workload = if texts > QUERY_TEXTS {
+            papers::embed::Workload::Bulk
+        } else {
+            papers::embed::Workload::Queries
+        };
+        ModelChoice {
+            workload,
+            ..self.choice()
         }
     }
 }
@@ -82,7 +102,7 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
     };
     let model = args
         .model
-        .choice()
+        .choice_for(texts.len())
         .load(None, &|_| String::new(), &|m| ctx.note(m))?;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = model
@@ -148,7 +168,7 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
     }
     let model = args
         .model
-        .choice()
+        .choice_for(texts.len())
         .load(None, &|_| String::new(), &|m| ctx.note(m))?;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = model

@@ -125,7 +125,7 @@ pub fn watch(ctx: &Context, args: WatchArgs) -> Result<()> {
         if !ready.is_empty() {
             let request = IndexRequest {
                 paths: ready.clone(),
-                model: args.model.choice(),
+                model: args.model.choice_for(usize::MAX),
                 ..Default::default()
             };
             match super::index::execute(ctx, &request) {

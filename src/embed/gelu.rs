@@ -3,7 +3,8 @@
 //! calls libm's `erff` per element (about a tenth of indexing time); this
 //! uses a rational approximation of erf that the compiler vectorises and
 //! whose error (below 1e-6, see the tests) is far below what parity with
-//! sentence-transformers can see. On GPUs the plain candle ops are used.
+//! sentence-transformers can see. On GPUs and in half precision the plain
+//! candle ops are used.
 
 use candle_core::{CpuStorage, InplaceOp1, Layout, Result, Tensor};
 use rayon::prelude::*;
@@ -13,7 +14,7 @@ use rayon::prelude::*;
 /// ones, saving a buffer as large as the feed-forward activations), which
 /// is why it is taken by value: nothing else should hold its storage.
 pub fn bias_gelu(x: Tensor, bias: &Tensor) -> Result<Tensor> {
-    if !x.device().is_cpu() {
+    if !x.device().is_cpu() || x.dtype() != candle_core::DType::F32 {
         return x.broadcast_add(bias)?.gelu_erf();
     }
     let x = if x.is_contiguous() {

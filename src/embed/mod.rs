@@ -1,16 +1,26 @@
 //! Turning text into vectors. [`Embedder`] is the small trait the rest of the
-//! crate sees; [`BertEmbedder`] implements it with candle. Where the model's
-//! files come from is [`source`]'s business, which device runs it is
-//! [`device`]'s.
+//! crate sees; [`BertEmbedder`] implements it: [`config`] reads what the
+//! model's folder says, [`tokenize`] turns text into word pieces, a
+//! [`backend::Backend`] runs the encoder ([`mapped`] or [`batched`], chosen
+//! once at load) and [`pool`] makes one vector of a text's. Where the
+//! model's files come from is [`source`]'s business, which device runs it
+//! is [`device`]'s.
 
+pub mod backend;
+pub mod batched;
 pub mod bert;
+pub mod config;
 pub mod device;
 pub mod encoder;
 mod gelu;
 pub mod mapped;
+pub mod pool;
+mod product;
 mod softmax;
 pub mod source;
+pub mod tokenize;
 
+pub use backend::{Precision, Workload};
 pub use bert::BertEmbedder;
 pub use device::DeviceChoice;
 pub use source::{ModelFiles, ModelSpec, Origin, DEFAULT_MODEL};
@@ -62,6 +72,10 @@ pub struct ModelChoice {
     pub model_dir: Option<std::path::PathBuf>,
     /// `--device`.
     pub device: DeviceChoice,
+    /// `--precision`: f32 unless asked (half precision is for GPUs).
+    pub precision: Precision,
+    /// What the process embeds, which picks the CPU's forward pass.
+    pub workload: Workload,
     /// Say which model was loaded and from where even when nothing was
     /// fetched (`-v`); a fetch is always told.
     pub announce: bool,
@@ -119,7 +133,11 @@ impl ModelChoice {
                 ));
             }
         }
-        let embedder = BertEmbedder::load(&files, &device::select(self.device, note)?)?;
+        let device = device::select(self.device, note)?;
+        let embedder = BertEmbedder::load(&files, &device, self.workload, self.precision)?;
+        if self.announce {
+            note(&format!("encoder: {}", embedder.describe()));
+        }
         Ok(LoadedModel {
             files,
             weights_sha256,

@@ -4,8 +4,8 @@
 //! mask is never materialised or added, and no exponential is spent on
 //! them. Rows run in parallel with a vectorisable exp, in place: the scores
 //! of a batch are its largest activation, and a fresh buffer for them costs
-//! page faults on every layer. On GPUs the plain candle ops (additive mask,
-//! `softmax_last_dim`) are used.
+//! page faults on every layer. On GPUs and in half precision the plain
+//! candle ops (additive mask, `softmax_last_dim`) are used.
 
 use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Result, Tensor};
 use rayon::prelude::*;
@@ -15,11 +15,14 @@ use rayon::prelude::*;
 /// On the CPU the result is written over `scores` (contiguous ones), which
 /// is why it is taken by value: nothing else should hold its storage.
 pub fn masked_softmax(scores: Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
-    if !scores.device().is_cpu() {
+    if !scores.device().is_cpu() || scores.dtype() != DType::F32 {
+        // In half precision f32::MIN becomes -inf: still a weight of 0,
+        // and every row has at least one real key.
         let (batch, _, _, keys) = scores.dims4()?;
         let mask = mask.to_dtype(DType::F32)?;
-        let additive =
-            ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?.reshape((batch, 1, 1, keys))?;
+        let additive = ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?
+            .to_dtype(scores.dtype())?
+            .reshape((batch, 1, 1, keys))?;
         return candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive)?);
     }
     let scores = if scores.is_contiguous() {

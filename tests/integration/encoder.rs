@@ -4,9 +4,9 @@
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use papers::embed::bert::read_tokenizer;
 use papers::embed::encoder::{Encoder, EncoderConfig};
 use papers::embed::mapped::MappedEncoder;
+use papers::embed::tokenize::read_tokenizer;
 
 use crate::util::{cache_dir, ensure_model};
 
