@@ -230,7 +230,7 @@ pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
 /// Embeds every record the update still lacks a vector for, and the
 /// windows of those too long for the model (see [`Embedder::windows`]).
 pub fn embed_pending(
-    embedder: &dyn Embedder,
+    embedder: &(dyn Embedder + Sync),
     update: &mut Update,
     batch: usize,
     observer: &dyn Observer,
@@ -243,10 +243,15 @@ pub fn embed_pending(
     if texts.is_empty() {
         return Ok(());
     }
-    let windows = texts
-        .iter()
-        .map(|text| embedder.windows(text))
-        .collect::<Result<Vec<_>>>()?;
+    // Finding the windows tokenises every text: in parallel, so that a GPU
+    // is not kept waiting by one core.
+    let windows = {
+        use rayon::prelude::*;
+        texts
+            .par_iter()
+            .map(|text| embedder.windows(text))
+            .collect::<Result<Vec<_>>>()?
+    };
     observer.embedding(texts.len() + windows.iter().map(Vec::len).sum::<usize>());
     // A batch of records at a time, each with its windows, so that a stop
     // keeps the batches finished before it.

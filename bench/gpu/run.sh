@@ -5,16 +5,19 @@
 # abstracts/s of `papers embed` and `papers index` beside
 # sentence-transformers fp32 and fp16, and the first call's time.
 #
-#   ./run.sh [--device cuda|cpu] [--texts N] [--records N]
+#   ./run.sh [--device cuda|cpu] [--texts N] [--records N] [--precisions "f32 f16 bf16"]
 #
 # --device cpu is the dry run (any machine). Defaults: cuda, 60,000 texts,
-# every record in records.jsonl.gz. Keeps to a few minutes on an H200.
+# every record in records.jsonl.gz, papers in f32, f16 and bf16 (on a CPU:
+# f32 and f16; `index` runs in f32 and f16 only). Keeps to a few minutes on
+# an H200.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-device=cuda texts=60000 records=0
+device=cuda texts=60000 records=0 precisions=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) device="$2"; shift ;;
+    --precisions) precisions="$2"; shift ;;
     --texts) texts="$2"; shift ;;
     --records) records="$2"; shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -45,6 +48,7 @@ if [ "$records" -gt 0 ]; then
 else
   gzip -dc "$here/records.jsonl.gz" >"$work/records.jsonl"
 fi
+[ -n "$precisions" ] || { [ "$device" = cpu ] && precisions="f32 f16" || precisions="f32 f16 bf16"; }
 n_texts=$(wc -l <"$work/texts.txt")
 n_records=$(wc -l <"$work/records.jsonl")
 
@@ -54,36 +58,49 @@ t0=$(clock)
 "$papers" -q embed --device "$device" "first call" >/dev/null
 first=$(echo "$(clock) - $t0" | bc)
 
-say "parity: papers embed of $(wc -l <"$here/parity.txt") seed abstracts"
-"$papers" -q embed --device "$device" <"$here/parity.txt" >"$work/parity.jsonl"
+rows="$work/rows.txt"
+: >"$rows"
+pairs=()
+for p in $precisions; do
+  say "$p: parity, papers embed of $(wc -l <"$here/parity.txt") seed abstracts"
+  "$papers" -q embed --device "$device" --precision "$p" <"$here/parity.txt" >"$work/parity-$p.jsonl"
+  pairs+=("$p=$work/parity-$p.jsonl")
 
-say "papers embed: $n_texts texts"
-t0=$(clock)
-"$papers" -q embed --device "$device" <"$work/texts.txt" >/dev/null
-embed_s=$(echo "$(clock) - $t0" | bc)
+  say "$p: papers embed, $n_texts texts"
+  t0=$(clock)
+  "$papers" -q embed --device "$device" --precision "$p" <"$work/texts.txt" >/dev/null
+  embed_s=$(echo "$(clock) - $t0" | bc)
 
-say "papers index: $n_records records"
-t0=$(clock)
-"$papers" -q index --device "$device" --index "$work/index" "$work/records.jsonl" >/dev/null
-index_s=$(echo "$(clock) - $t0" | bc)
-windows=$("$papers" info --json --index "$work/index" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["windows"])')
+  index_s=0 windows=0
+  if [ "$p" != bf16 ]; then
+    say "$p: papers index, $n_records records"
+    t0=$(clock)
+    "$papers" -q index --device "$device" --precision "$p" --index "$work/index-$p" "$work/records.jsonl" >/dev/null
+    index_s=$(echo "$(clock) - $t0" | bc)
+    windows=$("$papers" info --json --index "$work/index-$p" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["windows"])')
+  fi
+  echo "$p $embed_s $index_s $windows" >>"$rows"
+done
 
 say "sentence-transformers on $device (when installed)"
-"$python" "$here/compare.py" "$here/model" "$device" "$here/parity.txt" "$work/parity.jsonl" \
-  "$here/fixtures.jsonl" "$work/texts.txt" >"$work/st.json"
+"$python" "$here/compare.py" "$here/model" "$device" "$here/parity.txt" \
+  "$here/fixtures.jsonl" "$work/texts.txt" "${pairs[@]}" >"$work/st.json"
 
-"$python" - "$work/st.json" "$device" "$first" "$n_texts" "$embed_s" "$n_records" "$index_s" "$windows" <<'PY'
+"$python" - "$work/st.json" "$device" "$first" "$n_texts" "$n_records" "$rows" <<'PY'
 import json, sys
 st = json.load(open(sys.argv[1]))
-device, first, n_texts, embed_s, n_records, index_s, windows = sys.argv[2:]
-n_texts, n_records, windows = int(n_texts), int(n_records), int(windows)
-embed_s, index_s, first = float(embed_s), float(index_s), float(first)
+device, first, n_texts, n_records, rows = sys.argv[2:]
+n_texts, n_records, first = int(n_texts), int(n_records), float(first)
 rate = lambda n, s: f"{n / s:,.0f}/s" if s > 0 else "n/a"
-print(f"| measure ({device}) | papers | sentence-transformers {st.get('version', '(not installed)')} |")
-print("|---|---|---|")
-print(f"| parity, {st['parity_texts']} seed abstracts, same weights | min cosine {st['min_cosine']:.8f} to {st['against']} | — |")
-print(f"| `embed`, {n_texts:,} title + abstract texts, whole process | {embed_s:.1f} s = {rate(n_texts, embed_s)} | "
-      f"fp32 batch 256: {st.get('fp32', 'n/a')}; fp16 batch 256: {st.get('fp16', 'n/a')} (encode only) |")
-print(f"| `index`, {n_records:,} records (+{windows:,} windows), whole process | {index_s:.1f} s = {rate(n_records, index_s)} | — |")
-print(f"| first call, fresh process (load + one text) | {first:.2f} s | — |")
+print(f"| measure ({device}) | precision | papers | sentence-transformers {st.get('version', '(not installed)')} |")
+print("|---|---|---|---|")
+for line in open(rows):
+    p, embed_s, index_s, windows = line.split()
+    embed_s, index_s, windows = float(embed_s), float(index_s), int(windows)
+    print(f"| parity, {st['parity_texts']} seed abstracts, same weights | {p} | min cosine {st['min_cosine'][p]:.8f} to {st['against']} | — |")
+    print(f"| `embed`, {n_texts:,} title + abstract texts, whole process | {p} | {embed_s:.1f} s = {rate(n_texts, embed_s)} | "
+          f"fp32 batch 256: {st.get('fp32', 'n/a')}; fp16 batch 256: {st.get('fp16', 'n/a')} (encode only) |")
+    if index_s > 0:
+        print(f"| `index`, {n_records:,} records (+{windows:,} windows), whole process | {p} | {index_s:.1f} s = {rate(n_records, index_s)} | — |")
+print(f"| first call, fresh process (load + one text) | f32 | {first:.2f} s | — |")
 PY

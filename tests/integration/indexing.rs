@@ -333,8 +333,8 @@ fn ctrl_c_stops_promptly_and_keeps_the_previous_index() {
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
-    // The model line comes just before embedding starts.
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("model ") {
+    // The encoder line comes just before embedding starts.
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("encoder: ") {
         line.clear();
     }
     let status = std::process::Command::new("kill")
