@@ -16,7 +16,9 @@ use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
+use super::dense::Dense;
 use super::gelu::bias_gelu;
+use super::residual::AddNorm;
 use super::softmax::masked_softmax;
 
 /// The config fields the encoder needs, from config.json.
@@ -64,42 +66,6 @@ fn default_position() -> String {
     "absolute".into()
 }
 
-/// A dense layer kept as a transposed weight view and a bias.
-struct Dense {
-    weight_t: Tensor,
-    bias: Tensor,
-}
-
-impl Dense {
-    fn load(vb: VarBuilder, inputs: usize, outputs: usize) -> Result<Dense> {
-        let weight = vb.get((outputs, inputs), "weight")?;
-        let bias = vb.get(outputs, "bias")?;
-        Ok(Dense {
-            weight_t: weight.t()?,
-            bias,
-        })
-    }
-
-    /// Several dense layers over the same input as one: weights stacked.
-    fn load_fused(vbs: &[VarBuilder], inputs: usize, outputs: usize) -> Result<Dense> {
-        let mut weights = Vec::new();
-        let mut biases = Vec::new();
-        for vb in vbs {
-            weights.push(vb.get((outputs, inputs), "weight")?);
-            biases.push(vb.get(outputs, "bias")?);
-        }
-        Ok(Dense {
-            weight_t: Tensor::cat(&weights, 0)?.t()?,
-            bias: Tensor::cat(&biases, 0)?,
-        })
-    }
-
-    /// `x` is (tokens, inputs); the result is (tokens, outputs).
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
-    }
-}
-
 fn layer_norm(vb: VarBuilder, size: usize, eps: f64) -> Result<LayerNorm> {
     Ok(LayerNorm::new(
         vb.get(size, "weight")?,
@@ -110,11 +76,14 @@ fn layer_norm(vb: VarBuilder, size: usize, eps: f64) -> Result<LayerNorm> {
 
 struct Layer {
     qkv: Dense,
+    /// The attention output's product, then its bias, the residual and
+    /// layer norm in one step.
     attention_out: Dense,
-    attention_norm: LayerNorm,
+    attention_close: AddNorm,
     intermediate: Dense,
+    /// The same for the feed-forward output.
     output: Dense,
-    output_norm: LayerNorm,
+    output_close: AddNorm,
 }
 
 /// The word-piece embedding table: half of MiniLM's weights. On the CPU it
@@ -251,17 +220,27 @@ impl Encoder {
         for i in 0..config.num_hidden_layers {
             let l = vb.pp(format!("encoder.layer.{i}"));
             let a = l.pp("attention");
+            let attention_out = Dense::load(a.pp("output.dense"), h, h)?;
+            let output = Dense::load(l.pp("output.dense"), config.intermediate_size, h)?;
             layers.push(Layer {
                 qkv: Dense::load_fused(
                     &[a.pp("self.query"), a.pp("self.key"), a.pp("self.value")],
                     h,
                     h,
                 )?,
-                attention_out: Dense::load(a.pp("output.dense"), h, h)?,
-                attention_norm: layer_norm(a.pp("output.LayerNorm"), h, eps)?,
+                attention_close: AddNorm::new(
+                    attention_out.bias().clone(),
+                    layer_norm(a.pp("output.LayerNorm"), h, eps)?,
+                    eps,
+                )?,
                 intermediate: Dense::load(l.pp("intermediate.dense"), h, config.intermediate_size)?,
-                output: Dense::load(l.pp("output.dense"), config.intermediate_size, h)?,
-                output_norm: layer_norm(l.pp("output.LayerNorm"), h, eps)?,
+                output_close: AddNorm::new(
+                    output.bias().clone(),
+                    layer_norm(l.pp("output.LayerNorm"), h, eps)?,
+                    eps,
+                )?,
+                attention_out,
+                output,
             });
         }
         if !config
@@ -316,14 +295,13 @@ impl Encoder {
                 .transpose(1, 2)?
                 .contiguous()?
                 .reshape((tokens, h))?;
-            let attended = layer.attention_out.forward(&context)?;
-            x = layer.attention_norm.forward(&(attended + &x)?)?;
-            let inner = bias_gelu(
-                x.matmul(&layer.intermediate.weight_t)?,
-                &layer.intermediate.bias,
-            )?;
-            let out = layer.output.forward(&inner)?;
-            x = layer.output_norm.forward(&(out + &x)?)?;
+            x = layer
+                .attention_close
+                .forward(layer.attention_out.product(&context)?, &x)?;
+            let inner = bias_gelu(layer.intermediate.product(&x)?, layer.intermediate.bias())?;
+            x = layer
+                .output_close
+                .forward(layer.output.product(&inner)?, &x)?;
         }
         x.reshape((batch, length, h))
     }

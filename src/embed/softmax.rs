@@ -79,13 +79,27 @@ impl InplaceOp1 for MaskedSoftmax {
 /// without fused multiply-adds every level gives the same bits.
 #[multiversion::multiversion(targets = "simd")]
 pub(super) fn softmax_in_place(row: &mut [f32]) {
-    let max = in_lanes(row, f32::NEG_INFINITY, f32::max);
-    // No running sum in this loop: a float sum must be added in order,
-    // which would keep the exponentials from being vectorised.
-    for v in row.iter_mut() {
-        *v = exp_nonpositive(*v - max);
+    // A compare and select: `f32::max`'s NaN rule costs a blend per lane,
+    // which made the whole softmax several times slower.
+    let max = in_lanes(row, f32::NEG_INFINITY, |a, b| if a > b { a } else { b });
+    // The exponentials and their sum in one pass, the sum kept in 16
+    // independent lanes (one running sum must be added in order, which
+    // would keep the loop from being vectorised); the lanes are then
+    // folded as `in_lanes` folds them.
+    let mut lanes = [0f32; 16];
+    let mut chunks = row.chunks_exact_mut(16);
+    for chunk in &mut chunks {
+        for (lane, v) in lanes.iter_mut().zip(chunk.iter_mut()) {
+            *v = exp_nonpositive(*v - max);
+            *lane += *v;
+        }
     }
-    let scale = 1.0 / in_lanes(row, 0.0, |a, b| a + b);
+    let mut sum = lanes.into_iter().fold(0.0, |a, b| a + b);
+    for v in chunks.into_remainder() {
+        *v = exp_nonpositive(*v - max);
+        sum += *v;
+    }
+    let scale = 1.0 / sum;
     row.iter_mut().for_each(|v| *v *= scale);
 }
 
@@ -114,8 +128,14 @@ fn exp_nonpositive(x: f32) -> f32 {
     const LN2_LO: f32 = 1.428_606_8e-6;
     // Adding and subtracting 1.5·2^23 rounds to the nearest integer.
     const ROUND: f32 = 12_582_912.0;
-    let x = x.max(-87.0);
-    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    // A compare and select, not `f32::max` (whose NaN rule costs a blend).
+    let x = if x < -87.0 { -87.0 } else { x };
+    let shifted = x * std::f32::consts::LOG2_E + ROUND;
+    let n = shifted - ROUND;
+    // n as an integer, read from the mantissa of `shifted` rather than
+    // converted (a saturating float-to-int conversion does not vectorise
+    // as cheaply).
+    let n_int = shifted.to_bits().wrapping_sub(ROUND.to_bits()) as i32;
     let r = x - n * LN2_HI - n * LN2_LO;
     let mut p = 1.0 / 5040.0;
     p = p * r + 1.0 / 720.0;
@@ -125,7 +145,7 @@ fn exp_nonpositive(x: f32) -> f32 {
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+    f32::from_bits((n_int.wrapping_add(127) as u32) << 23) * p
 }
 
 #[cfg(test)]
