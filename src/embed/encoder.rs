@@ -3,19 +3,23 @@
 //! candle-transformers' BERT does; a test compares the two):
 //!
 //! - query, key and value projections fused into one matmul;
-//! - the query scaled by 1/sqrt(head size) before QKᵀ (L·d multiplies
-//!   instead of L·L);
-//! - a softmax that skips padded keys instead of adding a mask
-//!   ([`super::softmax`]) and candle-nn's fused `layer_norm`;
+//! - on the CPU in f32: attention fused per sequence and head
+//!   ([`super::attention`], padding skipped), dense products straight to
+//!   gemm ([`super::dense`]), the bias, residual and layer norm in one pass
+//!   ([`super::residual`]), bias and exact GELU in one pass
+//!   ([`super::gelu`]);
+//! - on GPUs and in half precision the same arithmetic in candle's ops:
+//!   the query scaled by 1/sqrt(head size) before QKᵀ, an additive mask
+//!   and `softmax_last_dim` ([`super::softmax`]), candle-nn's `layer_norm`;
 //! - linear layers as one 2-D matmul over every token of the batch;
 //! - exact (erf) GELU, as the model was trained with (the tanh
-//!   approximation breaks parity with sentence-transformers), fused with
-//!   the bias add in [`super::gelu`].
+//!   approximation breaks parity with sentence-transformers).
 
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
+use super::attention::fused_attention;
 use super::dense::Dense;
 use super::gelu::bias_gelu;
 use super::residual::AddNorm;
@@ -280,21 +284,26 @@ impl Encoder {
 
         let scale = 1.0 / (self.head_size as f64).sqrt();
 
+        // On the CPU in f32, attention runs fused per sequence and head.
+        let fused = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         for layer in &self.layers {
-            let qkv = layer
-                .qkv
-                .forward(&x)?
-                .reshape((batch, length, 3, self.heads, self.head_size))?
-                .permute((2, 0, 3, 1, 4))?;
-            let q = (qkv.get(0)? * scale)?.contiguous()?;
-            let k = qkv.get(1)?.contiguous()?;
-            let v = qkv.get(2)?.contiguous()?;
-            let probs = masked_softmax(q.matmul(&k.t()?)?, mask, lengths)?;
-            let context = probs
-                .matmul(&v)?
-                .transpose(1, 2)?
-                .contiguous()?
-                .reshape((tokens, h))?;
+            let qkv = layer.qkv.forward(&x)?;
+            let context = if fused {
+                fused_attention(&qkv, lengths, length, self.heads, self.head_size)?
+            } else {
+                let qkv = qkv
+                    .reshape((batch, length, 3, self.heads, self.head_size))?
+                    .permute((2, 0, 3, 1, 4))?;
+                let q = (qkv.get(0)? * scale)?.contiguous()?;
+                let k = qkv.get(1)?.contiguous()?;
+                let v = qkv.get(2)?.contiguous()?;
+                let probs = masked_softmax(&q.matmul(&k.t()?)?, mask)?;
+                probs
+                    .matmul(&v)?
+                    .transpose(1, 2)?
+                    .contiguous()?
+                    .reshape((tokens, h))?
+            };
             x = layer
                 .attention_close
                 .forward(layer.attention_out.product(&context)?, &x)?;

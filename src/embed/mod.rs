@@ -6,6 +6,7 @@
 //! model's files come from is [`source`]'s business, which device runs it
 //! is [`device`]'s.
 
+mod attention;
 pub mod backend;
 pub mod batched;
 pub mod bert;

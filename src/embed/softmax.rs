@@ -1,76 +1,23 @@
-//! Attention softmax with the padding mask folded in. Adding the most
-//! negative f32 to padded keys before softmax, as transformers does, makes
-//! their weights exactly 0; here padded keys are skipped outright, so the
-//! mask is never materialised or added, and no exponential is spent on
-//! them. Rows run in parallel with a vectorisable exp, in place: the scores
-//! of a batch are its largest activation, and a fresh buffer for them costs
-//! page faults on every layer. On GPUs and in half precision the plain
-//! candle ops (additive mask, `softmax_last_dim`) are used.
+//! The attention softmax, two ways. [`softmax_in_place`] is the CPU's:
+//! one row of real keys (the fused attention and the mapped encoder never
+//! hand it padding), in place, with a vectorisable exp. [`masked_softmax`]
+//! is the tensor version that GPUs and half precision run: the most
+//! negative f32 added to padded keys, as transformers does (their weights
+//! come out exactly 0), then candle's `softmax_last_dim`.
 
-use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Result, Tensor};
-use rayon::prelude::*;
+use candle_core::{DType, Result, Tensor};
 
 /// Softmax over the last dimension of `scores` (batch, heads, queries,
-/// keys), where batch item `i` has `lengths[i]` real keys followed by padding.
-/// On the CPU the result is written over `scores` (contiguous ones), which
-/// is why it is taken by value: nothing else should hold its storage.
-pub fn masked_softmax(scores: Tensor, mask: &Tensor, lengths: &[usize]) -> Result<Tensor> {
-    if !scores.device().is_cpu() || scores.dtype() != DType::F32 {
-        // In half precision f32::MIN becomes -inf: still a weight of 0,
-        // and every row has at least one real key.
-        let (batch, _, _, keys) = scores.dims4()?;
-        let mask = mask.to_dtype(DType::F32)?;
-        let additive = ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?
-            .to_dtype(scores.dtype())?
-            .reshape((batch, 1, 1, keys))?;
-        return candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive)?);
-    }
-    let scores = if scores.is_contiguous() {
-        scores
-    } else {
-        scores.contiguous()?
-    };
-    scores.inplace_op1(&MaskedSoftmax {
-        lengths: lengths.to_vec(),
-    })?;
-    Ok(scores)
-}
-
-struct MaskedSoftmax {
-    lengths: Vec<usize>,
-}
-
-impl InplaceOp1 for MaskedSoftmax {
-    fn name(&self) -> &'static str {
-        "masked-softmax"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
-        let CpuStorage::F32(data) = storage else {
-            candle_core::bail!("masked-softmax: f32 only");
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("masked-softmax: contiguous input only");
-        };
-        let (batch, heads, queries, keys) = layout.shape().dims4()?;
-        if self.lengths.len() != batch || self.lengths.iter().any(|&l| l == 0 || l > keys) {
-            candle_core::bail!(
-                "masked-softmax: lengths {:?} for {batch}x{keys}",
-                self.lengths
-            );
-        }
-        let rows_per_item = heads * queries;
-        data[start..end]
-            .par_chunks_mut(keys)
-            .enumerate()
-            .with_min_len(64)
-            .for_each(|(row, scores)| {
-                let (real, padded) = scores.split_at_mut(self.lengths[row / rows_per_item]);
-                softmax_in_place(real);
-                padded.fill(0.0);
-            });
-        Ok(())
-    }
+/// keys), with `mask` (batch, keys) 1 for real keys and 0 for padding.
+pub fn masked_softmax(scores: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    // In half precision f32::MIN becomes -inf: still a weight of 0, and
+    // every row has at least one real key.
+    let (batch, _, _, keys) = scores.dims4()?;
+    let mask = mask.to_dtype(DType::F32)?;
+    let additive = ((mask.ones_like()? - mask)? * f64::from(f32::MIN))?
+        .to_dtype(scores.dtype())?
+        .reshape((batch, 1, 1, keys))?;
+    candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive)?)
 }
 
 /// Replaces `row` by its softmax. Compiled for several SIMD levels, the
@@ -165,38 +112,33 @@ mod tests {
     }
 
     #[test]
-    fn matches_additive_mask_and_candle_softmax() {
+    fn rows_match_candle_softmax_and_padding_gets_nothing() {
         let device = candle_core::Device::Cpu;
-        let (batch, heads, length) = (3, 2, 5);
+        let (batch, heads, length) = (3, 2, 37);
         let scores = Tensor::arange(0f32, (batch * heads * length * length) as f32, &device)
             .unwrap()
             .reshape((batch, heads, length, length))
             .unwrap();
         let scores = (scores.sin().unwrap() * 4.0).unwrap();
-        let lengths = [5, 3, 1];
+        let lengths = [37, 20, 1];
         let mask: Vec<u32> = lengths
             .iter()
             .flat_map(|&l| (0..length).map(move |j| u32::from(j < l)))
             .collect();
         let mask = Tensor::from_vec(mask, (batch, length), &device).unwrap();
-        let additive = ((mask.ones_like().unwrap().to_dtype(DType::F32).unwrap()
-            - mask.to_dtype(DType::F32).unwrap())
-        .unwrap()
-            * f64::from(f32::MIN))
-        .unwrap()
-        .reshape((batch, 1, 1, length))
-        .unwrap();
-        let want =
-            candle_nn::ops::softmax_last_dim(&scores.broadcast_add(&additive).unwrap()).unwrap();
-        let got = masked_softmax(scores.copy().unwrap(), &mask, &lengths).unwrap();
-        let diff = (got - want)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .max(0)
-            .unwrap();
-        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
+        let want = masked_softmax(&scores, &mask).unwrap();
+        let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let mut got = scores.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        for (i, row) in got.chunks_exact_mut(length).enumerate() {
+            let real = lengths[i / (heads * length)];
+            softmax_in_place(&mut row[..real]);
+            row[real..].fill(0.0);
+        }
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-6, "worst difference {worst}");
     }
 }
