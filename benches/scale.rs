@@ -213,6 +213,32 @@ fn stored(index: &std::path::Path) -> BoxResult<()> {
     Ok(())
 }
 
+/// `DIR/collection.parquet`: the records of `DIR/collection.jsonl` as
+/// papers writes Parquet (`embed --records --format parquet`), read through
+/// papers' own JSON Lines reader, for the import's JSON Lines against
+/// Parquet comparison.
+fn to_parquet(dir: &std::path::Path) -> BoxResult<()> {
+    let mut fields = papers::input::Fields::default();
+    fields.embeddings = true;
+    let text = std::fs::read_to_string(dir.join("collection.jsonl"))?;
+    let (records, bad) = papers::input::parse_jsonl(&text, &fields);
+    if let Some(bad) = bad.first() {
+        return Err(format!("line {}: {}", bad.line, bad.reason).into());
+    }
+    let vectors: Vec<Vec<f32>> = records
+        .iter()
+        .map(|r| r.embedding.clone().unwrap_or_default())
+        .collect();
+    let file = BufWriter::new(std::fs::File::create(dir.join("collection.parquet"))?);
+    papers::output::parquet::write(file, &records, &vectors)?;
+    eprintln!(
+        "{} records in {}",
+        records.len(),
+        dir.join("collection.parquet").display()
+    );
+    Ok(())
+}
+
 fn main() -> BoxResult<()> {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -228,6 +254,7 @@ fn main() -> BoxResult<()> {
         ["graph", index] => return graph(std::path::Path::new(index), None),
         ["stored", index] => return stored(std::path::Path::new(index)),
         ["graph", index, rows] => return graph(std::path::Path::new(index), Some(rows.parse()?)),
+        ["parquet", dir] => return to_parquet(std::path::Path::new(dir)),
         _ => {}
     }
     let [n, out] = args.as_slice() else {
