@@ -119,8 +119,8 @@ pub struct ModelArgs {
     device: DeviceArg,
 
     /// Float type of the encoder: f32 gives sentence-transformers' vectors
-    /// to rounding; f16 and bf16 use a GPU's tensor cores (cosine >= 0.999
-    /// to f32), and are slow on a CPU
+    /// to rounding; f16 and bf16 are for a GPU's tensor cores (f16 also
+    /// runs, slowly, on a CPU)
     #[arg(
         long,
         value_name = "TYPE",
