@@ -351,3 +351,18 @@ pub fn describe_io(error: &std::io::Error) -> String {
         }
     }
 }
+
+/// A candle error as one line: candle appends a backtrace to its message
+/// when `RUST_BACKTRACE` is set, which papers never prints.
+pub(crate) fn candle_message(err: candle_core::Error) -> String {
+    let inner = match err {
+        candle_core::Error::WithBacktrace { inner, .. } => *inner,
+        other => other,
+    };
+    inner
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}

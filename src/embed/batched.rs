@@ -13,7 +13,7 @@ use super::config::ModelConfig;
 use super::device;
 use super::encoder::{Encoder, EncoderConfig};
 use super::pool::Pooling;
-use crate::error::{Error, Result};
+use crate::error::{candle_message, Error, Result};
 
 /// Word pieces per batch on the CPU, and most sequences per batch.
 const CPU_TOKENS: usize = 2048;
@@ -133,21 +133,6 @@ impl Backend for BatchedBackend {
         };
         run().map_err(|e| Error::Embed(candle_message(e)))
     }
-}
-
-/// A candle error as one line: candle appends a backtrace to its message
-/// when `RUST_BACKTRACE` is set, which papers never prints.
-pub(crate) fn candle_message(err: candle_core::Error) -> String {
-    let inner = match err {
-        candle_core::Error::WithBacktrace { inner, .. } => *inner,
-        other => other,
-    };
-    inner
-        .to_string()
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Loads the encoder on the CPU in f32: every tensor but the word

@@ -65,7 +65,10 @@ pub fn name(device: &Device) -> &'static str {
 fn cuda() -> Result<Device> {
     Device::new_cuda(0).map_err(|e| Error::Device {
         device: "cuda".into(),
-        reason: format!("no usable GPU answers ({})", super::bert::candle_message(e)),
+        reason: format!(
+            "no usable GPU answers ({})",
+            crate::error::candle_message(e)
+        ),
     })
 }
 
@@ -81,7 +84,7 @@ fn cuda() -> Result<Device> {
 fn metal() -> Result<Device> {
     Device::new_metal(0).map_err(|e| Error::Device {
         device: "metal".into(),
-        reason: super::bert::candle_message(e),
+        reason: crate::error::candle_message(e),
     })
 }
 

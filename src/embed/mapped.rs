@@ -19,7 +19,6 @@ use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 
 use super::backend::{Backend, Plan};
-use super::batched::candle_message;
 use super::encoder::EncoderConfig;
 use super::gelu::bias_gelu_rows;
 use super::pool::Pooling;
@@ -285,6 +284,6 @@ impl Backend for MappedBackend {
             }
             Ok(out)
         };
-        run().map_err(|e| crate::Error::Embed(candle_message(e)))
+        run().map_err(|e| crate::Error::Embed(crate::error::candle_message(e)))
     }
 }
