@@ -26,6 +26,12 @@ use crate::error::Result;
 /// Indexes with this many rows or more get stored graphs.
 pub const GRAPH_FROM: usize = 50_000;
 
+/// The most rows one stored graph covers. hnsw_rs holds about 5.9 KB a row
+/// while it builds (a copy of the vector and its neighbour lists), so one
+/// graph over a million rows peaked at 5.9 GB; graphs of at most 131,072
+/// rows keep a build under 1 GB, and a search walks each of them.
+pub const GRAPH_MAX: usize = 131_072;
+
 /// [`GRAPH_FROM`], unless the environment's `PAPERS_GRAPH_FROM` sets
 /// another row count (for tests and benchmarks).
 pub fn graph_from() -> usize {
@@ -33,6 +39,16 @@ pub fn graph_from() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(GRAPH_FROM)
+}
+
+/// [`GRAPH_MAX`], unless the environment's `PAPERS_GRAPH_MAX` sets another
+/// row count (for tests and benchmarks).
+pub fn graph_max() -> usize {
+    std::env::var("PAPERS_GRAPH_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(GRAPH_MAX)
 }
 
 /// A stored graph's place: rows `start..end`.
@@ -118,18 +134,45 @@ pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
     else {
         return;
     };
-    // Borrowed from the mapping (aligned f32 on a little-endian machine):
-    // a copy would add the whole file's size to the build's peak.
-    let vectors = |range: std::ops::Range<usize>| {
-        let bytes = &file.bytes()[range.start * 4 * dimension..range.end * 4 * dimension];
-        super::rows::f32s(bytes)
-    };
+    // Each graph's rows are read into memory of their own and dropped once
+    // it is built: borrowed from the mapping, every row read stayed
+    // resident, and a million rows added 1.5 GB to the build's peak.
+    let vectors = |range: std::ops::Range<usize>| Cow::Owned(file.read_f32_rows(range));
     let _ = extend(data, dimension, rows, &vectors);
 }
 
-/// After a commit of `rows` rows: builds the graph of the rows no stored
-/// graph covers, merges the newest graphs of similar size, and removes the
-/// graphs the tiling no longer uses. `vectors(range)` gives the f32 rows.
+/// The tiling after an update to `rows` rows, from the stored `tiles`: the
+/// rows no graph covers in graphs of at most `max` rows, then, like a binary
+/// counter, a graph no more than twice the size of the one after it merged
+/// with it while the two fit in `max`. Only the final tiles are built.
+fn plan(mut tiles: Vec<Tile>, rows: usize, max: usize) -> Vec<Tile> {
+    let mut covered = tiles.last().map_or(0, |t| t.end);
+    while covered < rows {
+        let end = rows.min(covered + max);
+        tiles.push(Tile {
+            start: covered,
+            end,
+        });
+        covered = end;
+        while let [.., a, b] = tiles.as_slice() {
+            let (a_len, b_len) = (a.end - a.start, b.end - b.start);
+            if a_len > 2 * b_len || a_len + b_len > max {
+                break;
+            }
+            let merged = Tile {
+                start: a.start,
+                end: b.end,
+            };
+            tiles.truncate(tiles.len() - 2);
+            tiles.push(merged);
+        }
+    }
+    tiles
+}
+
+/// After a commit of `rows` rows: builds the graphs of [`plan`] that are not
+/// stored yet and removes the graphs the tiling no longer uses.
+/// `vectors(range)` gives the f32 rows.
 pub fn extend<'a>(
     data: &Path,
     dimension: usize,
@@ -139,29 +182,10 @@ pub fn extend<'a>(
     if rows < graph_from() {
         return Ok(());
     }
-    let mut tiles = tiling(data, rows);
-    let covered = tiles.last().map_or(0, |t| t.end);
-    if covered < rows {
-        let tile = Tile {
-            start: covered,
-            end: rows,
-        };
-        write(data, &tile, dimension, vectors)?;
-        tiles.push(tile);
-    }
-    // Like a binary counter: a graph no more than twice the size of the
-    // one after it is merged with it.
-    while let [.., a, b] = tiles.as_slice() {
-        if a.end - a.start > 2 * (b.end - b.start) {
-            break;
-        }
-        let merged = Tile {
-            start: a.start,
-            end: b.end,
-        };
-        write(data, &merged, dimension, vectors)?;
-        tiles.truncate(tiles.len() - 2);
-        tiles.push(merged);
+    let stored = tiling(data, rows);
+    let tiles = plan(stored.clone(), rows, graph_max());
+    for tile in tiles.iter().filter(|t| !stored.contains(t)) {
+        write(data, tile, dimension, vectors)?;
     }
     // Graphs outside the tiling: merged away, or left by a killed run, or
     // hnsw_rs's own files (`.hnsw.graph`, `.hnsw.data`) that builds before
@@ -208,6 +232,46 @@ fn write<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spans(tiles: &[Tile]) -> Vec<(usize, usize)> {
+        tiles.iter().map(|t| (t.start, t.end)).collect()
+    }
+
+    #[test]
+    fn plans_count_in_binary_up_to_the_largest_graph() {
+        let t = |start, end| Tile { start, end };
+        // Uncapped, as before the cap: similar sizes merge.
+        assert_eq!(spans(&plan(vec![], 300, 1000)), [(0, 300)]);
+        assert_eq!(
+            spans(&plan(vec![t(0, 300)], 400, 1000)),
+            [(0, 300), (300, 400)]
+        );
+        assert_eq!(
+            spans(&plan(vec![t(0, 300), t(300, 400)], 500, 1000)),
+            [(0, 500)]
+        );
+        // A first commit past the cap is cut into full graphs and a rest.
+        assert_eq!(
+            spans(&plan(vec![], 1050, 250)),
+            [(0, 250), (250, 500), (500, 750), (750, 1000), (1000, 1050)]
+        );
+        // Merges stop where the merged graph would pass the cap.
+        assert_eq!(
+            spans(&plan(vec![t(0, 250), t(250, 350)], 500, 250)),
+            [(0, 250), (250, 500)]
+        );
+        assert_eq!(
+            spans(&plan(vec![t(0, 250), t(250, 350)], 450, 250)),
+            [(0, 250), (250, 450)]
+        );
+        // A graph stored before the cap stays; rows after it tile anew.
+        assert_eq!(
+            spans(&plan(vec![t(0, 1000)], 1300, 250)),
+            [(0, 1000), (1000, 1250), (1250, 1300)]
+        );
+        // Nothing new: the tiling as stored.
+        assert_eq!(spans(&plan(vec![t(0, 250)], 250, 250)), [(0, 250)]);
+    }
 
     #[test]
     fn tiles_take_the_longest_graph_from_each_start() {

@@ -111,6 +111,24 @@ impl RowFile {
         }
     }
 
+    /// Rows `range` of a file of f32 rows, read with `pread` into memory of
+    /// their own (see [`RowFile::read_row`]): a caller that goes through a
+    /// large file a range at a time holds one range, where the mapping
+    /// would keep every page it touched resident until the file is closed.
+    pub fn read_f32_rows(&self, range: std::ops::Range<usize>) -> Vec<f32> {
+        use std::os::unix::fs::FileExt;
+        let floats = self.width / 4;
+        let mut values = vec![0f32; range.len() * floats];
+        let read = self.file.read_exact_at(
+            bytemuck::cast_slice_mut(&mut values),
+            (range.start * self.width) as u64,
+        );
+        match read {
+            Ok(()) if cfg!(target_endian = "little") => values,
+            _ => f32s(&self.bytes()[range.start * self.width..range.end * self.width]).into_owned(),
+        }
+    }
+
     /// Asks the kernel to read the whole committed part ahead.
     pub fn will_need(&self) {
         if let Some(map) = &self.map {
@@ -232,6 +250,24 @@ pub fn quantized_scores(rows: &[u8], width: usize, query: &[i8], scale: f32, out
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_of_rows_reads_as_the_mapping_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(VECTORS);
+        let values: Vec<f32> = (0..5 * 3).map(|i| i as f32 * 0.25 - 1.0).collect();
+        // Bytes past the committed rows are not read.
+        let mut bytes = encode_f32(&values);
+        bytes.extend_from_slice(&[7u8; 24]);
+        std::fs::write(&path, bytes).unwrap();
+        let file = RowFile::open(&path, 3 * 4, 5).unwrap();
+        assert_eq!(file.read_f32_rows(1..4), values[3..12]);
+        assert_eq!(
+            file.read_f32_rows(1..4),
+            f32s(&file.bytes()[12..48]).to_vec()
+        );
+        assert!(file.read_f32_rows(2..2).is_empty());
+    }
 
     #[test]
     fn hamming_counts_the_components_of_opposite_sign() {

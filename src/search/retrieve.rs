@@ -6,6 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use super::options::{Mode, Scope, SearchOptions, Strategy};
 use super::rank::{combine, dot, rank, top_k, top_k_chunks, Hit};
 use crate::error::{Error, Result};
@@ -374,8 +376,13 @@ fn candidates(
             if stored.graphs.is_empty() {
                 from_graph(index.graph())
             } else {
-                // Each stored graph's best, and the rows past them scanned.
-                let mut hits: Vec<Hit> = stored.graphs.iter().flat_map(|g| from_graph(g)).collect();
+                // Each stored graph's best (the graphs walked side by side),
+                // and the rows past them scanned.
+                let mut hits: Vec<Hit> = stored
+                    .graphs
+                    .par_iter()
+                    .flat_map_iter(|g| from_graph(g))
+                    .collect();
                 let covered = stored.covered;
                 let tail = top_k(
                     rows - covered,

@@ -162,3 +162,43 @@ fn graphs_are_built_per_commit_merged_and_used_by_the_server() {
     let exact = crate::util::papers_in(&dir, &["similar", "--json", "--exact", "-k", "5", id]).ok();
     assert_eq!(graph.stdout, exact.stdout);
 }
+
+#[test]
+fn a_commit_past_the_largest_graph_is_cut_into_graphs_that_are_all_walked() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("index");
+    let file = batch(work.path(), 0, 500);
+    let mut cmd = papers();
+    cmd.env("PAPERS_INDEX", &dir)
+        .env("PAPERS_GRAPH_FROM", "200")
+        .env("PAPERS_GRAPH_MAX", "200");
+    run(cmd, &["index", "--no-verify", "--embeddings", &file]).ok();
+    let g = |a: usize, b: usize| format!("graph-{a:010}-{b:010}.hnsw");
+    assert_eq!(
+        graph_files(&dir),
+        [g(0, 200), g(200, 400), g(400, 500)],
+        "no graph past PAPERS_GRAPH_MAX rows"
+    );
+    // Every graph is walked: `similar --graph` finds the exact scan's
+    // neighbours wherever they are.
+    let list: Vec<Value> = crate::util::papers_in(&dir, &["list", "--json"])
+        .ok()
+        .json_lines();
+    let (mut found, mut wanted) = (0, 0);
+    for paper in list.iter().step_by(20) {
+        let id = paper["id"].as_str().unwrap();
+        let ids_of = |flag: &str| -> Vec<Value> {
+            let out =
+                crate::util::papers_in(&dir, &["similar", "--json", flag, "-k", "10", id]).ok();
+            out.json_lines::<Value>()
+                .iter()
+                .map(|hit| hit["id"].clone())
+                .collect()
+        };
+        let (graph, exact) = (ids_of("--graph"), ids_of("--exact"));
+        wanted += exact.len();
+        found += exact.iter().filter(|e| graph.contains(e)).count();
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.98, "recall@10 {recall:.3} over {wanted}");
+}
