@@ -247,6 +247,17 @@ pub fn quantized_scores(rows: &[u8], width: usize, query: &[i8], scale: f32, out
     }
 }
 
+/// [`quantized_scores`] of one row, for walks that score rows one at a time.
+#[multiversion::multiversion(targets = "simd")]
+pub fn quantized_score(row: &[u8], query: &[i8], scale: f32) -> f32 {
+    let row_scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
+    let mut sum = 0i32;
+    for (&x, &q) in row[4..].iter().zip(query) {
+        sum += (x as i8 as i32) * (q as i32);
+    }
+    row_scale * scale * sum as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
