@@ -26,6 +26,8 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
     let folder = crate::index::ownership::survey(dir)?;
+    // A new index embeds everything it reads: its model loads meanwhile.
+    let mut early = (folder == Folder::Fresh).then(|| request.model.load_in_background());
     let corpus = Corpus::load_with(&request.paths, &fields)?;
     for skipped in &corpus.skipped {
         observer.skipped(skipped);
@@ -64,9 +66,13 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let stamp = match manifest {
         Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
         _ => {
-            let model = request
-                .model
-                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?;
+            let model = match early.take() {
+                // Still new: nobody made the index while this run read.
+                Some(loading) if manifest.is_none() => loading.finish(&|m| observer.note(m))?,
+                _ => request
+                    .model
+                    .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+            };
             let batch = if request.batch == 0 {
                 COMMIT_BATCH
             } else {

@@ -8,6 +8,7 @@
 
 mod attention;
 pub mod backend;
+pub mod background;
 pub mod batched;
 pub mod bert;
 pub mod config;

@@ -59,3 +59,57 @@ fn a_device_the_build_lacks_is_a_clear_error() {
     run(papers(), &["embed", "--device", "cuda", "robots"])
         .fails(1, &["device cuda", "--features cuda"]);
 }
+
+#[test]
+fn a_new_index_loads_its_model_while_reading_and_reports_in_order() {
+    ensure_model();
+    let work = tempfile::tempdir().unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/daily-2024-05-01.txt");
+    let empty = work.path().join("empty.json");
+    std::fs::write(&empty, "[]\n").unwrap();
+    let missing = work.path().join("no-model-here");
+    let index_at = |name: &str| {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", work.path().join(name));
+        cmd
+    };
+    // Reading fails first: that is the error, whatever the model does.
+    run(
+        index_at("a"),
+        &[
+            "index",
+            "--model-dir",
+            missing.to_str().unwrap(),
+            empty.to_str().unwrap(),
+        ],
+    )
+    .fails(1, &["empty.json"]);
+    // The model fails: its error, and no index.
+    let out = run(
+        index_at("b"),
+        &[
+            "index",
+            "--model-dir",
+            missing.to_str().unwrap(),
+            data.to_str().unwrap(),
+        ],
+    );
+    out.fails(1, &["no-model-here"]);
+    assert!(!work.path().join("b/manifest.json").exists());
+    // Both fine: what the load said comes once, in order, then the run's line.
+    let out = run(index_at("c"), &["-v", "index", data.to_str().unwrap()]).ok();
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let at = |needle: &str| {
+        let found: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].contains(needle))
+            .collect();
+        assert_eq!(found.len(), 1, "{needle:?} once in:\n{}", out.stderr);
+        found[0]
+    };
+    assert!(
+        at("papers: model ") < at("papers: encoder: "),
+        "{}",
+        out.stderr
+    );
+    assert!(at("papers: encoder: ") < at("records in"), "{}", out.stderr);
+}
