@@ -53,10 +53,24 @@ n_texts=$(wc -l <"$work/texts.txt")
 n_records=$(wc -l <"$work/records.jsonl")
 
 clock() { date +%s.%N; }
-say "first call on $device (a fresh process: load, kernels, one text)"
-t0=$(clock)
-"$papers" -q embed --device "$device" "first call" >/dev/null
-first=$(echo "$(clock) - $t0" | bc)
+# The first call, three ways, each a fresh process (load, kernels, one
+# text): with an empty driver cache and candle compiling its kernel modules
+# one at a time as it first uses them (PAPERS_CUDA_PRECOMPILE=0); with an
+# empty cache and papers compiling them side by side at the device's start
+# (the default); then again with that cache warm. Every later run uses it.
+first_call() {
+  local t0
+  t0=$(clock)
+  "$papers" -q embed --device "$device" "first call" >/dev/null
+  echo "$(clock) - $t0" | bc
+}
+say "first call on $device, empty driver cache, kernels compiled as candle uses them"
+first_serial=$(CUDA_CACHE_PATH="$work/jit-serial" PAPERS_CUDA_PRECOMPILE=0 first_call)
+say "first call on $device, empty driver cache, kernels compiled side by side"
+export CUDA_CACHE_PATH="$work/jit"
+first=$(first_call)
+say "first call on $device, driver cache warm"
+first_warm=$(first_call)
 
 rows="$work/rows.txt"
 : >"$rows"
@@ -86,11 +100,12 @@ say "sentence-transformers on $device (when installed)"
 "$python" "$here/compare.py" "$here/model" "$device" "$here/parity.txt" \
   "$here/fixtures.jsonl" "$work/texts.txt" "${pairs[@]}" >"$work/st.json"
 
-"$python" - "$work/st.json" "$device" "$first" "$n_texts" "$n_records" "$rows" <<'PY'
+"$python" - "$work/st.json" "$device" "$first_serial" "$first" "$first_warm" "$n_texts" "$n_records" "$rows" <<'PY'
 import json, sys
 st = json.load(open(sys.argv[1]))
-device, first, n_texts, n_records, rows = sys.argv[2:]
-n_texts, n_records, first = int(n_texts), int(n_records), float(first)
+device, first_serial, first, first_warm, n_texts, n_records, rows = sys.argv[2:]
+n_texts, n_records = int(n_texts), int(n_records)
+first_serial, first, first_warm = float(first_serial), float(first), float(first_warm)
 rate = lambda n, s: f"{n / s:,.0f}/s" if s > 0 else "n/a"
 print(f"| measure ({device}) | precision | papers | sentence-transformers {st.get('version', '(not installed)')} |")
 print("|---|---|---|---|")
@@ -102,5 +117,7 @@ for line in open(rows):
           f"fp32 batch 256: {st.get('fp32', 'n/a')}; fp16 batch 256: {st.get('fp16', 'n/a')} (encode only) |")
     if index_s > 0:
         print(f"| `index`, {n_records:,} records (+{windows:,} windows), whole process | {p} | {index_s:.1f} s = {rate(n_records, index_s)} | — |")
-print(f"| first call, fresh process (load + one text) | f32 | {first:.2f} s | — |")
+print(f"| first call, fresh process (load + one text), empty driver cache, kernels compiled as used (PAPERS_CUDA_PRECOMPILE=0) | f32 | {first_serial:.2f} s | — |")
+print(f"| first call, fresh process, empty driver cache, kernels compiled side by side (default) | f32 | {first:.2f} s | — |")
+print(f"| first call, fresh process, driver cache warm | f32 | {first_warm:.2f} s | — |")
 PY

@@ -63,13 +63,17 @@ pub fn name(device: &Device) -> &'static str {
 
 #[cfg(feature = "cuda")]
 fn cuda() -> Result<Device> {
-    Device::new_cuda(0).map_err(|e| Error::Device {
+    let device = Device::new_cuda(0).map_err(|e| Error::Device {
         device: "cuda".into(),
         reason: format!(
             "no usable GPU answers ({})",
             crate::error::candle_message(e)
         ),
-    })
+    })?;
+    if let Device::Cuda(cuda) = &device {
+        super::kernels::precompile(cuda);
+    }
+    Ok(device)
 }
 
 #[cfg(not(feature = "cuda"))]

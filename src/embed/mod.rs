@@ -16,6 +16,8 @@ mod dense;
 pub mod device;
 pub mod encoder;
 mod gelu;
+#[cfg(feature = "cuda")]
+mod kernels;
 pub mod mapped;
 pub mod pool;
 mod product;
