@@ -13,6 +13,15 @@ use super::rank::{combine, dot, rank, top_k, top_k_chunks, Hit};
 use crate::error::{Error, Result};
 use crate::index::{rows, Index};
 
+/// Smallest candidate list of a walk through one stored graph (at most
+/// 131,072 rows): on the million-record collection of `bench/scale.sh`, in 8
+/// graphs, 100 found the f32 scan's 10 nearest (recall@10 1.0000 over 200
+/// queries, 5.55 ms a query; 50: 0.9875), where one graph over the million
+/// rows needed 200 for 0.997 (`cargo bench --bench scale -- stored INDEX`).
+const STORED_EF: usize = 100;
+/// The fewest rows asked of each stored graph when a search asks several.
+const STORED_SHARE: usize = 100;
+
 /// From this many records on, `auto` search scans the int8 vectors and
 /// rescores the best candidates with the f32 ones; below it, it scans the
 /// f32 vectors. The graph is never `auto`'s choice: a cold process pays
@@ -371,25 +380,46 @@ fn candidates(
             let (q, scale) = rows::quantize_query(query);
             let quantized = index.quantized_file();
             let walk = |row: usize| rows::quantized_score(quantized.row(row), &q, scale);
-            let ef = ask.max(crate::index::hnsw::MIN_EF_SEARCH);
-            let from_graph = |graph: &crate::index::hnsw::Graph| -> Vec<Hit> {
+            // One graph (built in memory) is walked for all `ask`. Several
+            // stored graphs are each asked for their share, twice over and
+            // at least STORED_SHARE, with a shorter candidate list: each
+            // holds at most 131,072 rows.
+            let graphs = index.stored_graphs().graphs.len();
+            let (each, min_ef) = if graphs == 0 {
+                (ask, crate::index::hnsw::MIN_EF_SEARCH)
+            } else {
+                let share = (2 * ask).div_ceil(graphs).max(STORED_SHARE);
+                (ask.min(share), STORED_EF)
+            };
+            let ef = each.max(min_ef);
+            let walked = |graph: &crate::index::hnsw::Graph| -> Vec<(usize, f32)> {
                 graph
-                    .search(ask.min(graph.len()), ef, walk)
+                    .search(each.min(graph.len()), ef, walk)
                     .into_iter()
                     .filter(|&(row, _)| row < rows && keep(row))
+                    .collect()
+            };
+            let rescore = |found: Vec<(usize, f32)>| -> Vec<Hit> {
+                found
+                    .into_iter()
                     .map(|(row, _)| Hit::new(row, exact(row)))
                     .collect()
             };
             if stored.graphs.is_empty() {
-                from_graph(index.graph())
+                rescore(walked(index.graph()))
             } else {
-                // Each stored graph's best (the graphs walked side by side),
-                // and the rows past them scanned.
-                let mut hits: Vec<Hit> = stored
+                // Each stored graph's best (the graphs walked side by side);
+                // of all they found, the best `ask` by the walk's int8 score
+                // are rescored (one read each), then the rows past the graphs
+                // are scanned.
+                let mut found: Vec<(usize, f32)> = stored
                     .graphs
                     .par_iter()
-                    .flat_map_iter(|g| from_graph(g))
+                    .flat_map_iter(|g| walked(g))
                     .collect();
+                found.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+                found.truncate(ask);
+                let mut hits = rescore(found);
                 let covered = stored.covered;
                 let tail = top_k(
                     rows - covered,
