@@ -129,6 +129,20 @@ impl RowFile {
         }
     }
 
+    /// The bytes of rows `range`, read with `pread` (see
+    /// [`RowFile::read_f32_rows`]).
+    pub fn read_rows(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; range.len() * self.width];
+        match self
+            .file
+            .read_exact_at(&mut bytes, (range.start * self.width) as u64)
+        {
+            Ok(()) => bytes,
+            Err(_) => self.bytes()[range.start * self.width..range.end * self.width].to_vec(),
+        }
+    }
+
     /// Asks the kernel to read the whole committed part ahead.
     pub fn will_need(&self) {
         if let Some(map) = &self.map {

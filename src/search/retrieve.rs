@@ -449,13 +449,15 @@ fn candidates(
             let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
             let (q, scale) = rows::quantize_query(query);
             let width = 4 + index.manifest().dimension;
-            let bytes = index.quantized_file().bytes();
+            // Read a chunk at a time rather than through the mapping: a scan
+            // through it leaves the whole file resident (see `walk` above).
+            let quantized = index.quantized_file();
             let approx = top_k_chunks(
                 rows,
                 pool,
                 |range, out| {
-                    let chunk = &bytes[range.start * width..range.end * width];
-                    rows::quantized_scores(chunk, width, &q, scale, out);
+                    let chunk = quantized.read_rows(range);
+                    rows::quantized_scores(&chunk, width, &q, scale, out);
                 },
                 keep,
             );
@@ -464,11 +466,18 @@ fn candidates(
                 .map(|h| Hit::new(h.row, exact(h.row)))
                 .collect()
         }
-        _ => top_k(
-            rows,
-            wanted,
-            |row| dot(&index.mapped_vector(row), query),
-            keep,
-        ),
+        _ => {
+            let vectors = index.vectors_file();
+            let dimension = index.manifest().dimension;
+            top_k_chunks(
+                rows,
+                wanted,
+                |range, out| {
+                    let chunk = vectors.read_f32_rows(range);
+                    out.extend(chunk.chunks_exact(dimension).map(|v| dot(v, query)));
+                },
+                keep,
+            )
+        }
     })
 }
