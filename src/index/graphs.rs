@@ -134,9 +134,10 @@ pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
     else {
         return;
     };
-    // Each graph's rows are read into memory of their own and dropped once
-    // it is built: borrowed from the mapping, every row read stayed
-    // resident, and a million rows added 1.5 GB to the build's peak.
+    // A graph's rows are read a chunk at a time into memory of their own,
+    // dropped once inserted (hnsw_rs copies them): borrowed from the
+    // mapping, every row read stayed resident, and a million rows added
+    // 1.5 GB to the build's peak.
     let vectors = |range: std::ops::Range<usize>| Cow::Owned(file.read_f32_rows(range));
     let _ = extend(data, dimension, rows, &vectors);
 }
@@ -214,7 +215,7 @@ fn write<'a>(
     dimension: usize,
     vectors: &dyn Fn(std::ops::Range<usize>) -> Cow<'a, [f32]>,
 ) -> Result<()> {
-    let graph = Graph::build_from(&vectors(tile.start..tile.end), dimension, tile.start);
+    let graph = Graph::build_rows(tile.start..tile.end, dimension, vectors);
     let scratch = data.join(format!("graph-tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir(&scratch).map_err(|e| crate::Error::io(&scratch, e))?;
