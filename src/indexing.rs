@@ -63,41 +63,41 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     }
     let mut update = Update::new(existing.as_ref(), &corpus)?;
     update.keep_out(unique - corpus.papers.len());
-    let stamp = match manifest {
-        Some(manifest) if update.pending().is_empty() => ModelStamp::of(manifest),
-        _ => {
-            let model = match early.take() {
-                // Still new: nobody made the index while this run read.
-                Some(loading) if manifest.is_none() => loading.finish(&|m| observer.note(m))?,
-                _ => request
-                    .model
-                    .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
-            };
-            let batch = if request.batch == 0 {
-                COMMIT_BATCH
-            } else {
-                request.batch
-            };
-            match embed_pending(&model.embedder, &mut update, batch, observer) {
-                Ok(()) => {}
-                Err(Error::Interrupted) => {
-                    // Keep the finished batches: commit what was embedded.
-                    update.drop_unembedded();
-                    let records = if update.is_noop() {
-                        existing.as_ref().map_or(0, Index::len)
-                    } else {
-                        update.commit(dir, &model.stamp())?.records
-                    };
-                    return Err(Error::IndexingStopped {
-                        added: records - existing.as_ref().map_or(0, Index::len).min(records),
-                        records,
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-            model.stamp()
-        }
-    };
+    let before = existing.as_ref().map_or(0, Index::len);
+    if manifest.is_none() || !update.pending().is_empty() {
+        let model = match early.take() {
+            // Still new: nobody made the index while this run read.
+            Some(loading) if manifest.is_none() => loading.finish(&|m| observer.note(m))?,
+            _ => request
+                .model
+                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+        };
+        let stamp = model.stamp();
+        // The database rows and lexical segments are written while the
+        // vectors are made (see `index::staged`).
+        let unembedded = match update.embed_and_commit(dir, &stamp, &mut |texts, sink| {
+            embed_pending(&model.embedder, texts, request.batch, observer, sink)
+        })? {
+            Ok(report) => return Ok(report),
+            Err(unembedded) => unembedded,
+        };
+        let Error::Interrupted = unembedded.error else {
+            return Err(unembedded.error);
+        };
+        // Keep the finished batches: commit what was embedded.
+        let mut update = *unembedded.update;
+        update.drop_unembedded();
+        let records = if update.is_noop() {
+            before
+        } else {
+            update.commit(dir, &stamp)?.records
+        };
+        return Err(Error::IndexingStopped {
+            added: records - before.min(records),
+            records,
+        });
+    }
+    let stamp = ModelStamp::of(manifest.expect("an index with nothing to embed"));
     if update.is_noop() {
         // Still a run: the feed's "what the last run added" is nothing.
         if let Some(index) = &existing {
@@ -110,15 +110,11 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             );
         }
         let mut report = update.report().clone();
-        report.records = existing.as_ref().map_or(0, Index::len);
+        report.records = before;
         return Ok(report);
     }
     update.commit(dir, &stamp)
 }
-
-/// Records embedded between the points where a stopped run can keep its
-/// work: a Ctrl-C keeps every finished batch.
-pub const COMMIT_BATCH: usize = 256;
 
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
 /// from the index at `dir` and commits the rest, remembering them so that
@@ -233,54 +229,38 @@ pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
     dirs
 }
 
-/// Embeds every record the update still lacks a vector for, and the
-/// windows of those too long for the model (see [`Embedder::windows`]).
+/// Embeds the texts of new records, with the windows of those too long for
+/// the model (see [`Embedder::windows`]), `batch` records at a time (0: as
+/// many as the model's backend takes per group), handing each finished
+/// batch to `sink`: a stop keeps the batches finished before it.
 pub fn embed_pending(
     embedder: &(dyn Embedder + Sync),
-    update: &mut Update,
+    texts: &[&str],
     batch: usize,
     observer: &dyn Observer,
+    sink: &mut crate::index::staged::Sink<'_>,
 ) -> Result<()> {
-    let (positions, texts): (Vec<usize>, Vec<String>) = update
-        .pending()
-        .into_iter()
-        .map(|(p, t)| (p, t.to_string()))
-        .unzip();
     if texts.is_empty() {
         return Ok(());
     }
-    // Finding the windows tokenises every text: in parallel, so that a GPU
-    // is not kept waiting by one core.
-    let windows = {
-        use rayon::prelude::*;
-        texts
-            .par_iter()
-            .map(|text| embedder.windows(text))
-            .collect::<Result<Vec<_>>>()?
+    let group = if batch == 0 {
+        embedder.record_group()
+    } else {
+        batch
     };
-    observer.embedding(texts.len() + windows.iter().map(Vec::len).sum::<usize>());
-    // A batch of records at a time, each with its windows, so that a stop
-    // keeps the batches finished before it.
-    let mut done = 0;
-    for batch in (0..texts.len()).collect::<Vec<_>>().chunks(batch.max(1)) {
-        let mut refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-        for &i in batch {
-            refs.extend(windows[i].iter().map(String::as_str));
-        }
-        let mut vectors = embedder
-            .embed(&refs, &mut |n| observer.embedded(done + n))?
-            .into_iter();
-        for &i in batch {
-            let vector = vectors.next().expect("one vector per text");
-            update.set_vector(positions[i], vector);
-        }
-        for &i in batch {
-            update.set_windows(
-                positions[i],
-                vectors.by_ref().take(windows[i].len()).collect(),
-            );
-        }
-        done += refs.len();
-    }
-    Ok(())
+    observer.embedding(texts.len());
+    embedder.embed_records(
+        texts,
+        group,
+        &mut |done| observer.embedded(done),
+        &mut |first, vectors| {
+            sink(
+                first,
+                vectors
+                    .into_iter()
+                    .map(|record| (record.vector, record.windows))
+                    .collect(),
+            )
+        },
+    )
 }

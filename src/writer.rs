@@ -31,13 +31,15 @@ pub trait Observer: Sync {
         let _ = bad;
     }
 
-    /// Embedding starts: `passages` texts in all (abstracts and windows).
-    fn embedding(&self, passages: usize) {
-        let _ = passages;
+    /// Embedding starts: `records` new records in all (their windows are
+    /// embedded with them).
+    fn embedding(&self, records: usize) {
+        let _ = records;
     }
 
-    /// `done` passages are embedded; `Break` stops the run: the batches
-    /// embedded so far are committed ([`Error::IndexingStopped`]).
+    /// `done` records are embedded (a batch's share counted as its texts
+    /// finish); `Break` stops the run: the batches embedded so far are
+    /// committed ([`Error::IndexingStopped`]).
     fn embedded(&self, done: usize) -> ControlFlow<()> {
         let _ = done;
         ControlFlow::Continue(())
@@ -66,8 +68,8 @@ pub struct IndexRequest {
     /// With `embeddings`, skip re-embedding a sample to check the vectors
     /// come from this model.
     pub no_verify: bool,
-    /// Records embedded per batch, the work a stop keeps (0:
-    /// [`COMMIT_BATCH`]).
+    /// Records embedded per batch, the work a stop keeps (0: what the
+    /// model's backend takes per group, 256 on a CPU).
     pub batch: usize,
 }
 

@@ -105,8 +105,8 @@ impl Observer for Terminal<'_> {
         }
     }
 
-    fn embedding(&self, passages: usize) {
-        self.bar.set_length(passages as u64);
+    fn embedding(&self, records: usize) {
+        self.bar.set_length(records as u64);
         self.bar.set_position(0);
     }
 
@@ -170,7 +170,7 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         },
     );
     bar.set_style(
-        ProgressStyle::with_template("embedding {bar:40} {pos}/{len} texts ({rate}, {eta} left)")
+        ProgressStyle::with_template("embedding {bar:40} {pos}/{len} records ({rate}, {eta} left)")
             .expect("valid template")
             .with_key(
                 "rate",

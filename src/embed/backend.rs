@@ -81,7 +81,15 @@ pub struct Plan {
     pub max_batch: usize,
     /// Batches in flight at once (CPU workers; 1 on a GPU).
     pub streams: usize,
+    /// Records per group of a bulk run: tokenised ahead, sorted by length
+    /// together, and kept whole by a stop. A GPU wants many (a group is
+    /// well under a second there); a CPU takes seconds per hundred.
+    pub records: usize,
 }
+
+/// Records per group on the CPU: a few seconds of work, what Ctrl-C
+/// loses at most.
+pub const CPU_RECORDS: usize = 256;
 
 impl Plan {
     /// Batches over `lengths` as ranges of the returned order (indices of
@@ -126,6 +134,7 @@ mod tests {
             tokens: 100,
             max_batch: 4,
             streams: 1,
+            records: 1,
         };
         let lengths = [10, 60, 5, 30, 30, 7, 9, 8];
         let (order, batches) = plan.batches(&lengths);

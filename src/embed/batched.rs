@@ -22,6 +22,9 @@ const CPU_MAX_BATCH: usize = 64;
 /// sequences of 256 pieces take ~0.6 GB of activations for MiniLM).
 const GPU_TOKENS: usize = 65536;
 const GPU_MAX_BATCH: usize = 256;
+/// Records per group on a GPU: 4,096 abstracts and their windows sort into
+/// full batches of like length, and take well under a second.
+const GPU_RECORDS: usize = 4096;
 
 /// candle's encoder with the weights copied onto its device.
 pub struct BatchedBackend {
@@ -59,6 +62,9 @@ impl BatchedBackend {
         }
         .map_err(|e| super::config::fail(weights, candle_message(e)))?;
         let cpu = device.is_cpu();
+        if cpu {
+            super::heap::tune_for_bulk_work();
+        }
         let plan = Plan {
             // A knob for benchmarks; the default suits a laptop CPU.
             tokens: std::env::var("PAPERS_BATCH_TOKENS")
@@ -75,6 +81,11 @@ impl BatchedBackend {
                 rayon::current_num_threads().max(1)
             } else {
                 1
+            },
+            records: if cpu {
+                super::backend::CPU_RECORDS
+            } else {
+                GPU_RECORDS
             },
         };
         Ok(BatchedBackend {

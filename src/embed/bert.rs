@@ -17,7 +17,7 @@ use super::config::ModelConfig;
 use super::mapped::{MappedBackend, MappedEncoder};
 use super::source::ModelFiles;
 use super::tokenize::Tokens;
-use super::Embedder;
+use super::{Embedder, RecordVectors};
 use crate::error::{Error, Result};
 
 /// Texts tokenised per step of a big call: the next step's are tokenised
@@ -81,6 +81,7 @@ impl BertEmbedder {
 
     /// Embeds tokenised sequences: batches by length as the backend's plan
     /// says, `streams` of them at a time, results in the input's order.
+    /// `Break` from `progress` stops the work with [`Error::Interrupted`].
     fn run(
         &self,
         ids: &[Vec<u32>],
@@ -114,6 +115,36 @@ impl BertEmbedder {
         }
         Ok(())
     }
+
+    /// Tokenises a group of records once, in parallel: each record's ids
+    /// and its windows, whose ids follow all the records'.
+    fn prepare(&self, texts: &[&str]) -> Result<Prepared> {
+        let records = texts
+            .par_iter()
+            .map(|text| self.tokens.record(text))
+            .collect::<Result<Vec<_>>>()?;
+        let windows: Vec<usize> = records.iter().map(|(_, w)| w.len()).collect();
+        let window_texts: Vec<&str> = records
+            .iter()
+            .flat_map(|(_, w)| w.iter().map(String::as_str))
+            .collect();
+        let window_ids = if window_texts.is_empty() {
+            Vec::new()
+        } else {
+            self.tokens.ids_of(&window_texts)?
+        };
+        let mut ids: Vec<Vec<u32>> = records.into_iter().map(|(ids, _)| ids).collect();
+        ids.extend(window_ids);
+        Ok(Prepared { ids, windows })
+    }
+}
+
+/// A group of records ready for the encoder.
+struct Prepared {
+    /// Word-piece ids: the records' (truncated), then every window's.
+    ids: Vec<Vec<u32>>,
+    /// How many windows each record has.
+    windows: Vec<usize>,
 }
 
 /// The backend for this device, workload and precision, chosen once.
@@ -149,6 +180,54 @@ impl Embedder for BertEmbedder {
 
     fn dimension(&self) -> usize {
         self.config.dimension
+    }
+
+    fn record_group(&self) -> usize {
+        self.backend.plan().records
+    }
+
+    /// Tokenises each group once (a record's ids and windows from one
+    /// pass), the next group on another thread while this one runs, and
+    /// sorts each group's records and windows together by length.
+    fn embed_records(
+        &self,
+        texts: &[&str],
+        group: usize,
+        progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+        sink: &mut dyn FnMut(usize, Vec<RecordVectors>),
+    ) -> Result<()> {
+        let groups: Vec<&[&str]> = texts.chunks(group.max(1)).collect();
+        let Some(first) = groups.first() else {
+            return Ok(());
+        };
+        let mut prepared = self.prepare(first)?;
+        // Tokenising ahead helps a device that leaves the cores idle; on
+        // the CPU the encoder has them all, and the two would only contend.
+        let ahead = self.backend.plan().streams == 1;
+        std::thread::scope(|scope| {
+            let mut start = 0;
+            for (i, records) in groups.iter().enumerate() {
+                let next = groups
+                    .get(i + 1)
+                    .filter(|_| ahead)
+                    .map(|group| scope.spawn(|| self.prepare(group)));
+                let passages = prepared.ids.len().max(1);
+                let mut out = Vec::with_capacity(prepared.ids.len());
+                self.run(&prepared.ids, &mut out, &mut |n| {
+                    progress(start + records.len() * n / passages)
+                })?;
+                sink(start, RecordVectors::split(out, &prepared.windows));
+                start += records.len();
+                prepared = match (next, groups.get(i + 1)) {
+                    (Some(next), _) => next
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+                    (None, Some(group)) => self.prepare(group)?,
+                    (None, None) => break,
+                };
+            }
+            Ok(())
+        })
     }
 
     fn embed(

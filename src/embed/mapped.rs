@@ -267,6 +267,7 @@ impl Backend for MappedBackend {
             tokens: 4096,
             max_batch: 64,
             streams: 1,
+            records: super::backend::CPU_RECORDS,
         }
     }
 

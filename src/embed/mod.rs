@@ -16,6 +16,7 @@ mod dense;
 pub mod device;
 pub mod encoder;
 mod gelu;
+mod heap;
 #[cfg(feature = "cuda")]
 mod kernels;
 pub mod mapped;
@@ -61,11 +62,83 @@ pub trait Embedder {
         Ok(Vec::new())
     }
 
+    /// Records per group of [`Embedder::embed_records`] when the caller
+    /// names none: the work a stop keeps, and how far ahead texts are
+    /// tokenised and sorted by length.
+    fn record_group(&self) -> usize {
+        256
+    }
+
+    /// Embeds records with their windows, `group` records at a time, and
+    /// hands each finished group to `sink` in order: the index of its first
+    /// record and one [`RecordVectors`] per record. `progress` hears how
+    /// many records are finished (a group's share counted as its batches
+    /// finish); `Break` stops the work with
+    /// [`Error::Interrupted`](crate::Error::Interrupted), and the group
+    /// under way is not handed over. Every group handed over is whole.
+    fn embed_records(
+        &self,
+        texts: &[&str],
+        group: usize,
+        progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+        sink: &mut dyn FnMut(usize, Vec<RecordVectors>),
+    ) -> Result<()> {
+        let mut first = 0;
+        for chunk in texts.chunks(group.max(1)) {
+            let windows = chunk
+                .iter()
+                .map(|text| self.windows(text))
+                .collect::<Result<Vec<_>>>()?;
+            let mut refs = chunk.to_vec();
+            refs.extend(windows.iter().flatten().map(String::as_str));
+            let passages = refs.len();
+            let vectors = self.embed(&refs, &mut |n| {
+                progress(first + chunk.len() * n / passages.max(1))
+            })?;
+            sink(
+                first,
+                RecordVectors::split(vectors, &windows_counts(&windows)),
+            );
+            first += chunk.len();
+        }
+        Ok(())
+    }
+
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = self.embed(&[text], &mut |_| ControlFlow::Continue(()))?;
         Ok(vectors.remove(0))
     }
+}
+
+/// The vectors of one record: its own, then its windows', in the order
+/// [`Embedder::windows`] gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecordVectors {
+    /// The vector of the record's text, truncated as the model does.
+    pub vector: Vec<f32>,
+    /// One vector per window past the truncation point.
+    pub windows: Vec<Vec<f32>>,
+}
+
+impl RecordVectors {
+    /// Splits the vectors of a group embedded as its records' texts, then
+    /// all their windows (`windows[i]` of record `i`), into records.
+    pub fn split(vectors: Vec<Vec<f32>>, windows: &[usize]) -> Vec<RecordVectors> {
+        let mut vectors = vectors.into_iter();
+        let own: Vec<Vec<f32>> = vectors.by_ref().take(windows.len()).collect();
+        own.into_iter()
+            .zip(windows)
+            .map(|(vector, &n)| RecordVectors {
+                vector,
+                windows: vectors.by_ref().take(n).collect(),
+            })
+            .collect()
+    }
+}
+
+fn windows_counts(windows: &[Vec<String>]) -> Vec<usize> {
+    windows.iter().map(Vec::len).collect()
 }
 
 /// What a command asked for: a model id (else the index's, else the

@@ -70,6 +70,13 @@ impl Tokens {
     /// starting [`WINDOW_OVERLAP`] pieces before the truncation point and
     /// each next one as far before the previous end; empty for texts that fit.
     pub fn windows(&self, text: &str) -> Result<Vec<String>> {
+        Ok(self.record(text)?.1)
+    }
+
+    /// A record's token ids after truncation (as [`Tokens::ids`]) and its
+    /// windows (as [`Tokens::windows`]) from one tokenisation: the ids are
+    /// the truncated encoding that the windows are found past.
+    pub fn record(&self, text: &str) -> Result<(Vec<u32>, Vec<String>)> {
         let encoding = self
             .tokenizer
             .encode(text, true)
@@ -103,7 +110,7 @@ impl Tokens {
             }
             start += step;
         }
-        Ok(windows)
+        Ok((encoding.get_ids().to_vec(), windows))
     }
 }
 

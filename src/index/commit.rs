@@ -124,6 +124,19 @@ impl Appender {
     /// and windows, as one chunk with its checksums, and their texts into
     /// the lexical segment being filled.
     pub fn rows(&mut self, new: &[NewRecord]) -> Result<()> {
+        let vectors: Vec<(&[f32], &[Vec<f32>])> = new
+            .iter()
+            .map(|(_, vector, windows)| (&vector[..], &windows[..]))
+            .collect();
+        self.vectors(&vectors)?;
+        let papers: Vec<&Paper> = new.iter().map(|(paper, _, _)| paper).collect();
+        self.texts(&papers)
+    }
+
+    /// Appends the next rows' vectors (each with its windows' vectors):
+    /// vectors, quantized and binary rows and windows, as one chunk with
+    /// its checksums.
+    pub fn vectors(&mut self, new: &[(&[f32], &[Vec<f32>])]) -> Result<()> {
         if new.is_empty() {
             return Ok(());
         }
@@ -133,11 +146,11 @@ impl Appender {
         let mut quantized = Vec::with_capacity(new.len() * (d + 4));
         let mut binary = Vec::with_capacity(new.len() * rows::binary_width(d));
         let mut windows = Vec::new();
-        for (i, (_, vector, paper_windows)) in new.iter().enumerate() {
+        for (i, (vector, paper_windows)) in new.iter().enumerate() {
             f32s.extend(rows::encode_f32(vector));
             quantized.extend(rows::quantize(vector));
             binary.extend(rows::binarize(vector));
-            for w in paper_windows {
+            for w in paper_windows.iter() {
                 windows.extend_from_slice(&((first as usize + i) as u32).to_le_bytes());
                 windows.extend(rows::encode_f32(w));
             }
@@ -188,12 +201,19 @@ impl Appender {
             });
             self.state.windows += added;
         }
+        Ok(())
+    }
+
+    /// Adds the next rows' texts to the lexical segment being filled (and
+    /// writes the segments that fill up). Independent of the vectors: a
+    /// commit can analyse its texts while they are still being made.
+    pub fn texts(&mut self, papers: &[&Paper]) -> Result<()> {
         // Analysing the texts is most of an import's work: in parallel,
         // then added in row order.
         use rayon::prelude::*;
-        let analysed: Vec<Vec<String>> = new
+        let analysed: Vec<Vec<String>> = papers
             .par_iter()
-            .map(|(paper, _, _)| crate::lexical::Analysis::CURRENT.terms(&paper.embed_text()))
+            .map(|paper| crate::lexical::Analysis::CURRENT.terms(&paper.embed_text()))
             .collect();
         for terms in analysed {
             self.builder.add_terms(terms);

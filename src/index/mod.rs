@@ -60,6 +60,7 @@ pub mod rows;
 pub mod runs;
 pub mod scope;
 pub mod segment;
+pub mod staged;
 pub mod tags;
 pub mod update;
 pub mod upgrade;

@@ -108,28 +108,28 @@ pub struct UpdateReport {
 /// until [`Update::commit`].
 pub struct Update {
     /// New records, and their vectors and windows once known.
-    new: Vec<Paper>,
-    vectors: Vec<Option<Vec<f32>>>,
-    windows: Vec<Vec<Vec<f32>>>,
+    pub(super) new: Vec<Paper>,
+    pub(super) vectors: Vec<Option<Vec<f32>>>,
+    pub(super) windows: Vec<Vec<Vec<f32>>>,
     /// Indexed records whose sources grew: row -> (before, after).
     changed: BTreeMap<usize, (Paper, Paper)>,
     /// Indexed records dropped (removed, or replaced by a new version).
     dropped: BTreeMap<usize, Paper>,
     /// The index updated, unless this writes a new one.
-    base: Option<Base>,
+    pub(super) base: Option<Base>,
     /// Whether this is a `papers index` run, recorded as one (see
     /// [`super::runs`]); `remove` and `upgrade` are not.
     run: bool,
     /// Whether the dropped records are the reader's removals, remembered
     /// so that indexing keeps them out (see [`super::removed`]).
     forget: bool,
-    report: UpdateReport,
+    pub(super) report: UpdateReport,
 }
 
 /// What an update appends to.
-struct Base {
-    data: std::path::PathBuf,
-    state: State,
+pub(super) struct Base {
+    pub(super) data: std::path::PathBuf,
+    pub(super) state: State,
 }
 
 impl Update {
@@ -357,6 +357,20 @@ impl Update {
         appender.rows(new)?;
         let mut db = Db::open(&target.data, true)?;
         let mut tx = db.begin()?;
+        let papers: Vec<&Paper> = new.iter().map(|(paper, _, _)| paper).collect();
+        let live = self.write_records(&mut tx, target, first, &papers)?;
+        appender.commit(tx, live)
+    }
+
+    /// Writes the update's records into `tx`: the dropped and changed ones,
+    /// and `new` from row `first` on. Returns the live records after it.
+    pub(super) fn write_records(
+        &self,
+        tx: &mut super::db::Writer<'_>,
+        target: &Target,
+        first: usize,
+        new: &[&Paper],
+    ) -> Result<u64> {
         for (&row, before) in &self.dropped {
             tx.kill(row, before)?;
             if self.forget {
@@ -366,13 +380,12 @@ impl Update {
         for (&row, (before, after)) in &self.changed {
             tx.replace(row, before, after)?;
         }
-        for (i, (paper, _, _)) in new.iter().enumerate() {
+        for (i, paper) in new.iter().enumerate() {
             tx.insert(first + i, paper)?;
         }
         if self.run {
             tx.record_run(first, new.len())?;
         }
-        let live = target.state.live + new.len() as u64 - self.dropped.len() as u64;
-        appender.commit(tx, live)
+        Ok(target.state.live + new.len() as u64 - self.dropped.len() as u64)
     }
 }

@@ -144,3 +144,78 @@ fn fast_tokenizer_load_builds_the_same_tokenizer() {
         assert_eq!(a.get_offsets(), b.get_offsets());
     }
 }
+
+/// Bulk embedding of records (one tokenisation per record, the next group
+/// tokenised while this one runs) gives each record the vector `embed`
+/// gives its text and its windows the vectors `embed` gives them, hands
+/// the groups over in order, and a stop keeps only whole groups.
+#[test]
+fn records_embed_as_their_texts_and_windows_do() {
+    use papers::embed::{Embedder, ModelChoice, RecordVectors, Workload};
+    use std::ops::ControlFlow;
+    let model = ModelChoice {
+        model_dir: Some(model_dir()),
+        device: papers::embed::DeviceChoice::Cpu,
+        workload: Workload::Bulk,
+        ..Default::default()
+    }
+    .load(None, &|_| String::new(), &|_| {})
+    .unwrap()
+    .embedder;
+    let texts = crate::util::local_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut got: Vec<RecordVectors> = Vec::new();
+    let mut heard = Vec::new();
+    model
+        .embed_records(
+            &refs,
+            5,
+            &mut |done| {
+                heard.push(done);
+                ControlFlow::Continue(())
+            },
+            &mut |first, group| {
+                assert_eq!(first, got.len(), "groups in order");
+                assert!(group.len() == 5 || first + group.len() == refs.len());
+                got.extend(group);
+            },
+        )
+        .unwrap();
+    assert_eq!(got.len(), refs.len());
+    assert!(heard.windows(2).all(|w| w[0] <= w[1]), "{heard:?}");
+    assert_eq!(heard.last(), Some(&refs.len()));
+    let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let mut windows = 0;
+    for (text, record) in refs.iter().zip(&got) {
+        let want = model.embed_one(text).unwrap();
+        assert!(cosine(&record.vector, &want) > 0.99999, "{text}");
+        let passages = model.windows(text).unwrap();
+        assert_eq!(record.windows.len(), passages.len(), "{text}");
+        for (passage, vector) in passages.iter().zip(&record.windows) {
+            assert!(cosine(vector, &model.embed_one(passage).unwrap()) > 0.99999);
+        }
+        windows += passages.len();
+    }
+    assert!(
+        windows > 0,
+        "some fixture text is longer than the model reads"
+    );
+
+    // A stop in the third group: the two before it were handed over whole,
+    // the third not at all.
+    let mut kept = 0;
+    let stopped = model.embed_records(
+        &refs,
+        5,
+        &mut |done| {
+            if done > 10 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+        &mut |_, group| kept += group.len(),
+    );
+    assert!(matches!(stopped, Err(papers::Error::Interrupted)));
+    assert_eq!(kept, 10);
+}
