@@ -142,6 +142,45 @@ pub fn extend_committed(data: &Path, dimension: usize, rows: usize) {
     let _ = extend(data, dimension, rows, &vectors);
 }
 
+/// The graphs a new data folder of `rows` rows gets, built from rows that
+/// arrive in order on `incoming` (a batch of row-major vectors at a time)
+/// while they are still being made, for [`store`] once the rows are
+/// committed. Empty under [`graph_from`]; `None` if `incoming` closes
+/// before every row came.
+pub fn build_arriving(
+    rows: usize,
+    dimension: usize,
+    incoming: &std::sync::mpsc::Receiver<Vec<f32>>,
+) -> Option<Vec<(Tile, Graph)>> {
+    if rows < graph_from() || dimension == 0 {
+        return Some(Vec::new());
+    }
+    // Rows `first..` that came and are not yet inserted.
+    let buffer = std::cell::RefCell::new((0usize, Vec::<f32>::new()));
+    let fetch = |range: std::ops::Range<usize>| -> Option<Cow<'static, [f32]>> {
+        let mut buffer = buffer.borrow_mut();
+        while buffer.0 + buffer.1.len() / dimension < range.end {
+            let more = incoming.recv().ok()?;
+            buffer.1.extend_from_slice(&more);
+        }
+        let (from, to) = (
+            (range.start - buffer.0) * dimension,
+            (range.end - buffer.0) * dimension,
+        );
+        let rows = buffer.1[from..to].to_vec();
+        buffer.1.drain(..to);
+        buffer.0 = range.end;
+        Some(Cow::Owned(rows))
+    };
+    plan(Vec::new(), rows, graph_max())
+        .into_iter()
+        .map(|tile| {
+            let graph = Graph::build_rows(tile.start..tile.end, dimension, &fetch)?;
+            Some((tile, graph))
+        })
+        .collect()
+}
+
 /// The tiling after an update to `rows` rows, from the stored `tiles`: the
 /// rows no graph covers in graphs of at most `max` rows, then, like a binary
 /// counter, a graph no more than twice the size of the one after it merged
@@ -207,15 +246,21 @@ pub fn extend<'a>(
     Ok(())
 }
 
-/// Builds and stores the graph of `tile`: written in a folder of its own,
-/// synced, then moved in.
+/// Builds and stores the graph of `tile`.
 fn write<'a>(
     data: &Path,
     tile: &Tile,
     dimension: usize,
     vectors: &dyn Fn(std::ops::Range<usize>) -> Cow<'a, [f32]>,
 ) -> Result<()> {
-    let graph = Graph::build_rows(tile.start..tile.end, dimension, vectors);
+    let graph = Graph::build_rows(tile.start..tile.end, dimension, &|r| Some(vectors(r)))
+        .expect("committed rows are at hand");
+    store(data, tile, &graph)
+}
+
+/// Stores the graph of `tile`: written in a folder of its own, synced,
+/// then moved in.
+pub fn store(data: &Path, tile: &Tile, graph: &Graph) -> Result<()> {
     let scratch = data.join(format!("graph-tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir(&scratch).map_err(|e| crate::Error::io(&scratch, e))?;

@@ -114,22 +114,27 @@ impl Graph {
         let rows = vectors.len() / dimension.max(1);
         let d = dimension.max(1);
         Graph::build_rows(first_row..first_row + rows, dimension, &|r| {
-            Cow::Borrowed(&vectors[(r.start - first_row) * d..(r.end - first_row) * d])
+            Some(Cow::Borrowed(
+                &vectors[(r.start - first_row) * d..(r.end - first_row) * d],
+            ))
         })
+        .expect("every row is at hand")
     }
 
     /// [`Graph::build`] for `rows`, fetched [`INSERT_CHUNK`] rows at a time
-    /// by `vectors(range)`: hnsw_rs keeps its own copy of each row, so a
-    /// caller that reads them for the build holds one chunk, not the graph's
-    /// rows (at 100,000 rows, 154 MB less at the build's peak).
+    /// by `vectors(range)`, in order: hnsw_rs keeps its own copy of each
+    /// row, so a caller that reads them for the build holds one chunk, not
+    /// the graph's rows (at 100,000 rows, 154 MB less at the build's peak).
+    /// A fetch may wait for its rows to be made; `None` from it abandons the
+    /// build.
     pub fn build_rows<'a>(
         rows: std::ops::Range<usize>,
         dimension: usize,
-        vectors: &dyn Fn(std::ops::Range<usize>) -> Cow<'a, [f32]>,
-    ) -> Graph {
+        vectors: &dyn Fn(std::ops::Range<usize>) -> Option<Cow<'a, [f32]>>,
+    ) -> Option<Graph> {
         let (first_row, count) = (rows.start, rows.len());
         if count == 0 || dimension == 0 {
-            return Graph::from_layers(first_row, &[], &[], 0);
+            return Some(Graph::from_layers(first_row, &[], &[], 0));
         }
         let hnsw = Hnsw::new(
             MAX_CONNECTIONS,
@@ -140,7 +145,7 @@ impl Graph {
         );
         for start in (0..count).step_by(INSERT_CHUNK) {
             let end = (start + INSERT_CHUNK).min(count);
-            let chunk = vectors(first_row + start..first_row + end);
+            let chunk = vectors(first_row + start..first_row + end)?;
             let all: Vec<(&[f32], usize)> = chunk.chunks_exact(dimension).zip(start..).collect();
             if count < SERIAL_BELOW {
                 all.iter().for_each(|&row| hnsw.insert_slice(row));
@@ -175,7 +180,12 @@ impl Graph {
                 entry = Some(entry.map_or(node, |e: u32| e.min(node)));
             }
         }
-        Graph::from_layers(first_row, &layer0, &upper, entry.unwrap_or(0))
+        Some(Graph::from_layers(
+            first_row,
+            &layer0,
+            &upper,
+            entry.unwrap_or(0),
+        ))
     }
 }
 

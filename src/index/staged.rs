@@ -5,6 +5,11 @@
 //! that commits once they arrive. On a GPU, whose batches leave the cores
 //! idle, that takes the commit's text work off the run's length.
 //!
+//! A new folder's graphs (see [`super::graphs`]) are built on a third
+//! thread from the vectors as they come, in row order, and stored once the
+//! commit is made: on a GPU, whose batches leave the cores idle, the build
+//! that followed the commit runs while the rows are embedded.
+//!
 //! If the embedding fails or stops, the writer abandons everything (the
 //! transaction rolls back, a new folder is removed, appended segments are
 //! never named) and the update comes back with the vectors it got, for the
@@ -50,41 +55,53 @@ impl Update {
     ) -> Result<std::result::Result<UpdateReport, Unembedded>> {
         self.sort_new();
         let (send, receive) = mpsc::channel::<Option<Vec<RecordVectors>>>();
+        // A new folder's rows are the new records in order, so its graphs
+        // can be built from the vectors as they come.
+        let (arriving, incoming) = mpsc::channel::<Vec<f32>>();
+        let beside = self.base.is_none() && self.new.len() >= super::graphs::graph_from();
         let mut got: Vec<Option<RecordVectors>> = vec![None; self.new.len()];
         let outcome = std::thread::scope(|scope| {
             let this = &self;
             let writer = scope.spawn(move || this.write_beside(dir, stamp, receive));
+            let rows = if beside { this.new.len() } else { 0 };
+            let graphs = scope
+                .spawn(move || super::graphs::build_arriving(rows, stamp.dimension, &incoming));
             let texts: Vec<std::borrow::Cow<'_, str>> =
                 this.new.iter().map(Paper::embed_text).collect();
             let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
             let embedded = embed(&refs, &mut |first, group| {
+                if beside {
+                    let _ = arriving.send(group.iter().flat_map(|(v, _)| v.clone()).collect());
+                }
                 for (i, record) in group.into_iter().enumerate() {
                     got[first + i] = Some(record);
                 }
             })
             .and_then(|()| check(&this.new, &got, stamp.dimension));
-            let joined = |writer: std::thread::ScopedJoinHandle<'_, _>| {
-                writer
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            };
+            drop(arriving);
             match embedded {
                 Ok(()) => {
                     let vectors = got.iter_mut().map(|v| v.take().expect("checked")).collect();
                     let _ = send.send(Some(vectors));
-                    Ok(joined(writer))
+                    Ok((joined(writer), joined(graphs)))
                 }
                 Err(e) => {
                     let _ = send.send(None);
                     let _ = joined(writer);
+                    let _ = joined(graphs);
                     Err(e)
                 }
             }
         });
         match outcome {
-            Ok(committed) => {
+            Ok((committed, graphs)) => {
                 let (state, data) = committed?;
-                // As `commit` does: the graphs are a cache, built after.
+                // The graphs are a cache of committed rows: stored after
+                // the commit, and any a failure left out are built as
+                // `commit` builds them.
+                for (tile, graph) in graphs.into_iter().flatten() {
+                    let _ = super::graphs::store(&data, &tile, &graph);
+                }
                 super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
                 self.report.records = state.live as usize;
                 Ok(Ok(self.report))
@@ -173,4 +190,11 @@ fn check(new: &[Paper], got: &[Option<RecordVectors>], dimension: usize) -> Resu
         }
     }
     Ok(())
+}
+
+/// A scoped thread's answer; its panic goes on.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

@@ -202,3 +202,41 @@ fn a_commit_past_the_largest_graph_is_cut_into_graphs_that_are_all_walked() {
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.98, "recall@10 {recall:.3} over {wanted}");
 }
+
+/// A new index embedded by the model builds its graphs from the vectors as
+/// they come, beside the embedding; they are the graphs a build from the
+/// committed rows makes (fewer than 10,000 rows go in serially, in row
+/// order, so the same rows give the same bytes).
+#[test]
+fn a_new_index_builds_its_graphs_beside_the_embedding() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("index");
+    let data = crate::util::sample_data().display().to_string();
+    let index = || {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", &dir)
+            .env("PAPERS_GRAPH_FROM", "10")
+            .env("PAPERS_GRAPH_MAX", "10");
+        run(cmd, &["index", "--json", &data]).ok().json::<Value>()
+    };
+    assert_eq!(index()["records"], 27);
+    let names = graph_files(&dir);
+    assert_eq!(
+        names,
+        [
+            "graph-0000000000-0000000010.hnsw",
+            "graph-0000000010-0000000020.hnsw",
+            "graph-0000000020-0000000027.hnsw"
+        ]
+    );
+    let read = |name: &String| std::fs::read(data_dir(&dir).join(name)).unwrap();
+    let beside: Vec<Vec<u8>> = names.iter().map(read).collect();
+    for name in &names {
+        std::fs::remove_file(data_dir(&dir).join(name)).unwrap();
+    }
+    // A run with nothing new builds the missing graphs from the rows.
+    assert_eq!(index()["added"], 0);
+    assert_eq!(graph_files(&dir), names);
+    let after: Vec<Vec<u8>> = names.iter().map(read).collect();
+    assert!(beside == after, "the graphs built beside differ");
+}
