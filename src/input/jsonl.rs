@@ -21,15 +21,24 @@ use crate::paper::Meta;
 /// JSON object, or has no abstract, is reported in the second list and
 /// the rest is read. `number` of each paragraph is its line.
 pub fn parse_jsonl(text: &str, fields: &Fields) -> (Vec<Paragraph>, Vec<BadLine>) {
+    use rayon::prelude::*;
     let text = super::strip_bom(text);
+    // Cleaning the text is most of the work (whitespace, LaTeX): the lines
+    // are read in parallel, and kept in order.
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| (i + 1, line))
+        .collect();
+    let read: Vec<(usize, Result<Paragraph, String>)> = lines
+        .par_iter()
+        .map(|&(number, line)| (number, record(line, fields)))
+        .collect();
     let mut records = Vec::new();
     let mut bad = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_number = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match record(line, fields) {
+    for (line_number, read) in read {
+        match read {
             Ok(paragraph) => records.push(Paragraph {
                 number: line_number,
                 line: line_number,
