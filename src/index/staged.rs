@@ -61,6 +61,9 @@ impl Update {
         let beside = self.base.is_none() && self.new.len() >= super::graphs::graph_from();
         let mut got: Vec<Option<RecordVectors>> = vec![None; self.new.len()];
         let outcome = std::thread::scope(|scope| {
+            // Owned here, so that a panic drops them and the threads that
+            // wait on them end instead of holding the scope open.
+            let (send, arriving) = (send, arriving);
             let this = &self;
             let writer = scope.spawn(move || this.write_beside(dir, stamp, receive));
             let rows = if beside { this.new.len() } else { 0 };
