@@ -5,6 +5,7 @@
 //! call these functions, so they all build the same index.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
@@ -12,14 +13,15 @@ use crate::error::{Error, Result};
 use crate::index::ownership::Folder;
 use crate::index::{Index, ModelStamp, Update, UpdateReport};
 pub use crate::writer::{
-    lock_index, open_for_writing, rebuild_command, IndexRequest, Observer, Quiet, VERIFY_COSINE,
-    VERIFY_SAMPLE,
+    lock_index, open_for_writing, rebuild_command, IndexRequest, Observer, Pipeline, Quiet,
+    VERIFY_COSINE, VERIFY_SAMPLE,
 };
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
 /// content hash is new are embedded, and a run with nothing new loads no
 /// model and writes nothing. Holds the writer lock throughout.
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
+    let started = Instant::now();
     if request.embeddings {
         return crate::import::import(dir, request, observer);
     }
@@ -75,10 +77,30 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         let stamp = model.stamp();
         // The database rows and lexical segments are written while the
         // vectors are made (see `index::staged`).
+        let mut times = Pipeline::default();
+        let mut last_vectors = None;
         let unembedded = match update.embed_and_commit(dir, &stamp, &mut |texts, sink| {
-            embed_pending(&model.embedder, texts, request.batch, observer, sink)
+            let (embedding, mut first) = (Instant::now(), None);
+            times.encoder = embed_pending(
+                &model.embedder,
+                texts,
+                request.batch,
+                observer,
+                &mut |i, v| {
+                    first.get_or_insert_with(Instant::now);
+                    sink(i, v)
+                },
+            )?;
+            times.first_vectors = first.map_or(Duration::ZERO, |f| f - started);
+            times.embedding = embedding.elapsed();
+            last_vectors = Some(Instant::now());
+            Ok(())
         })? {
-            Ok(report) => return Ok(report),
+            Ok(report) => {
+                times.after_vectors = last_vectors.map_or(Duration::ZERO, |l| l.elapsed());
+                observer.pipeline(&times);
+                return Ok(report);
+            }
             Err(unembedded) => unembedded,
         };
         let Error::Interrupted = unembedded.error else {
@@ -232,16 +254,17 @@ pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
 /// Embeds the texts of new records, with the windows of those too long for
 /// the model (see [`Embedder::windows`]), `batch` records at a time (0: as
 /// many as the model's backend takes per group), handing each finished
-/// batch to `sink`: a stop keeps the batches finished before it.
+/// batch to `sink`: a stop keeps the batches finished before it. Returns
+/// how long the encoder ran.
 pub fn embed_pending(
     embedder: &(dyn Embedder + Sync),
     texts: &[&str],
     batch: usize,
     observer: &dyn Observer,
     sink: &mut crate::index::staged::Sink<'_>,
-) -> Result<()> {
+) -> Result<Duration> {
     if texts.is_empty() {
-        return Ok(());
+        return Ok(Duration::ZERO);
     }
     let group = if batch == 0 {
         embedder.record_group()

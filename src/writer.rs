@@ -44,6 +44,26 @@ pub trait Observer: Sync {
         let _ = done;
         ControlFlow::Continue(())
     }
+
+    /// A run that embedded and committed: where its time went.
+    fn pipeline(&self, times: &Pipeline) {
+        let _ = times;
+    }
+}
+
+/// Where a run's time went around the embedding, for `-v`: whether the
+/// encoder (a GPU's, above all) was kept waiting.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pipeline {
+    /// From the run's start to the first finished group of vectors:
+    /// parsing, the model's load, the first group's tokens and encoding.
+    pub first_vectors: std::time::Duration,
+    /// From the start of the embedding to its end.
+    pub embedding: std::time::Duration,
+    /// Of that, the time the encoder ran.
+    pub encoder: std::time::Duration,
+    /// From the last vectors to the end of the commit (graphs included).
+    pub after_vectors: std::time::Duration,
 }
 
 /// An observer that ignores everything.

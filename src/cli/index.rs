@@ -91,6 +91,18 @@ impl Observer for Terminal<'_> {
         self.bar.suspend(|| self.ctx.note(message));
     }
 
+    fn pipeline(&self, times: &papers::indexing::Pipeline) {
+        if super::VERBOSE.load(Ordering::Relaxed) {
+            self.note(&format!(
+                "pipeline: first vectors {:.2} s after the start; the encoder ran {:.2} s of the {:.2} s of embedding; the commit ended {:.2} s after the last vectors",
+                times.first_vectors.as_secs_f64(),
+                times.encoder.as_secs_f64(),
+                times.embedding.as_secs_f64(),
+                times.after_vectors.as_secs_f64(),
+            ));
+        }
+    }
+
     fn skipped(&self, skipped: &Skipped) {
         eprintln!(
             "papers: warning: {}: {}; skipped",

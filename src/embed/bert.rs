@@ -195,10 +195,11 @@ impl Embedder for BertEmbedder {
         group: usize,
         progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
         sink: &mut dyn FnMut(usize, Vec<RecordVectors>),
-    ) -> Result<()> {
+    ) -> Result<std::time::Duration> {
+        let mut busy = std::time::Duration::ZERO;
         let groups: Vec<&[&str]> = texts.chunks(group.max(1)).collect();
         let Some(first) = groups.first() else {
-            return Ok(());
+            return Ok(busy);
         };
         let mut prepared = self.prepare(first)?;
         // Tokenising ahead helps a device that leaves the cores idle; on
@@ -213,9 +214,11 @@ impl Embedder for BertEmbedder {
                     .map(|group| scope.spawn(|| self.prepare(group)));
                 let passages = prepared.ids.len().max(1);
                 let mut out = Vec::with_capacity(prepared.ids.len());
+                let started = std::time::Instant::now();
                 self.run(&prepared.ids, &mut out, &mut |n| {
                     progress(start + records.len() * n / passages)
                 })?;
+                busy += started.elapsed();
                 sink(start, RecordVectors::split(out, &prepared.windows));
                 start += records.len();
                 prepared = match (next, groups.get(i + 1)) {
@@ -226,7 +229,7 @@ impl Embedder for BertEmbedder {
                     (None, None) => break,
                 };
             }
-            Ok(())
+            Ok(busy)
         })
     }
 

@@ -76,13 +76,16 @@ pub trait Embedder {
     /// finish); `Break` stops the work with
     /// [`Error::Interrupted`](crate::Error::Interrupted), and the group
     /// under way is not handed over. Every group handed over is whole.
+    /// Returns how long the encoder ran (the rest was tokenising and
+    /// waiting).
     fn embed_records(
         &self,
         texts: &[&str],
         group: usize,
         progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
         sink: &mut dyn FnMut(usize, Vec<RecordVectors>),
-    ) -> Result<()> {
+    ) -> Result<std::time::Duration> {
+        let mut busy = std::time::Duration::ZERO;
         let mut first = 0;
         for chunk in texts.chunks(group.max(1)) {
             let windows = chunk
@@ -92,16 +95,18 @@ pub trait Embedder {
             let mut refs = chunk.to_vec();
             refs.extend(windows.iter().flatten().map(String::as_str));
             let passages = refs.len();
+            let started = std::time::Instant::now();
             let vectors = self.embed(&refs, &mut |n| {
                 progress(first + chunk.len() * n / passages.max(1))
             })?;
+            busy += started.elapsed();
             sink(
                 first,
                 RecordVectors::split(vectors, &windows_counts(&windows)),
             );
             first += chunk.len();
         }
-        Ok(())
+        Ok(busy)
     }
 
     /// Embeds one text.

@@ -112,4 +112,19 @@ fn a_new_index_loads_its_model_while_reading_and_reports_in_order() {
         out.stderr
     );
     assert!(at("papers: encoder: ") < at("records in"), "{}", out.stderr);
+    // Then where the run's time went: the encoder ran within the embedding.
+    let pipeline = lines[at("papers: pipeline: ")];
+    assert!(at("papers: encoder: ") < at("papers: pipeline: "));
+    assert!(at("papers: pipeline: ") < at("records in"));
+    let seconds: Vec<f64> = pipeline
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match seconds[..] {
+        [first, encoder, embedding, after] => {
+            assert!(first > 0.0 && encoder > 0.0 && after >= 0.0, "{pipeline}");
+            assert!(encoder <= embedding + 0.01, "{pipeline}");
+        }
+        _ => panic!("four durations in {pipeline:?}"),
+    }
 }
