@@ -45,6 +45,16 @@ pub enum Error {
         /// Why (the first skipped file or line), if known.
         reason: String,
     },
+    /// A `--rebuild` read records, but every one of them was removed
+    /// earlier (`papers remove`): the index is left as it was rather than
+    /// replaced by an empty one.
+    #[error("every record read from {paths} ({removed}) was removed earlier with `papers remove`, so a rebuild would leave an empty index; the index was not changed")]
+    NothingKept {
+        /// The input paths, joined for display.
+        paths: String,
+        /// How many records were read and are removed.
+        removed: usize,
+    },
     /// An input that cannot be read where reading it all is required
     /// (`index --embeddings`): nothing was written.
     #[error("{}: {reason}; the index was not changed", path.display())]
@@ -197,7 +207,7 @@ pub enum Error {
         records: usize,
     },
     /// No record has an id starting with this prefix.
-    #[error("unknown id `{id}`")]
+    #[error("unknown id `{}`", shown(id))]
     UnknownId {
         /// The id or prefix as given.
         id: String,
@@ -209,7 +219,7 @@ pub enum Error {
         id: String,
     },
     /// Several records share this id prefix.
-    #[error("ambiguous id `{prefix}`: matches {}", candidates.join(", "))]
+    #[error("ambiguous id `{}`: matches {}", shown(prefix), candidates.join(", "))]
     AmbiguousId {
         /// The prefix as given.
         prefix: String,
@@ -217,7 +227,7 @@ pub enum Error {
         candidates: Vec<String>,
     },
     /// The text is not a usable id or prefix.
-    #[error("invalid id `{id}`: {reason}")]
+    #[error("invalid id `{}`: {reason}", shown(id))]
     InvalidId {
         /// The id as given.
         id: String,
@@ -325,6 +335,20 @@ impl Error {
             path: path.into(),
             reason: reason.into(),
         }
+    }
+}
+
+/// A value from the user as a message shows it: at most 80 characters,
+/// the rest said as a count, so a 200 MB bad id is not echoed whole.
+pub fn shown(text: &str) -> String {
+    const MOST: usize = 80;
+    match text.char_indices().nth(MOST) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}... ({} more characters)",
+            &text[..at],
+            text[at..].chars().count()
+        ),
     }
 }
 

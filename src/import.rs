@@ -95,6 +95,13 @@ fn import_into(
     let mut report =
         crate::index::import::import(dir, existing.as_ref(), &stamp, &kept_out, &mut || {
             reader.next()
+        })
+        .map_err(|e| match e {
+            Error::NothingKept { removed, .. } => Error::NothingKept {
+                paths: crate::indexing::joined(&request.paths),
+                removed,
+            },
+            e => e,
         })?;
     report.files = reader.files_read;
     report.skipped = skipped.len();
@@ -211,9 +218,10 @@ impl Reader<'_> {
                     ),
                 ));
             }
-            if vector.iter().all(|&x| x == 0.0) {
-                return Err(wrong(paragraph.line, "the embedding is all zeros".into()));
-            }
+            let vector = match unit(&vector) {
+                Ok(vector) => vector,
+                Err(reason) => return Err(wrong(paragraph.line, reason)),
+            };
             let source = Source {
                 file: name.to_string(),
                 path: path.display().to_string(),
@@ -222,7 +230,7 @@ impl Reader<'_> {
             let mut paper = Paper::new(paragraph.text, source);
             paper.meta = paragraph.meta;
             lines.push(paragraph.line);
-            batch.push((paper, unit(&vector)));
+            batch.push((paper, vector));
         }
         if let Some((embedder, model)) = self.verify.filter(|_| !batch.is_empty()) {
             self.verify = None;
@@ -260,8 +268,30 @@ impl Reader<'_> {
 }
 
 /// `v` scaled to unit length: stored as the model's own are (search ranks
-/// by dot product), whatever the other tool did.
-fn unit(v: &[f32]) -> Vec<f32> {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / norm).collect()
+/// by dot product), whatever the other tool did. The length is summed in
+/// f64, so values near f32's limits neither overflow to infinity nor
+/// vanish; a value that is not finite (JSON's `1e39` is infinite as f32),
+/// or a vector of zeros (or of values too small to have a direction in
+/// f32), is refused as that record's error.
+pub fn unit(v: &[f32]) -> std::result::Result<Vec<f32>, String> {
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(format!(
+            "value {} of the embedding is {}, not a finite 32-bit number",
+            i + 1,
+            v[i]
+        ));
+    }
+    let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return Err("the embedding is all zeros".into());
+    }
+    let unit: Vec<f32> = v.iter().map(|&x| (f64::from(x) / norm) as f32).collect();
+    // Denormal inputs can lose their direction in the cast back to f32.
+    let back = unit.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>();
+    if (back - 1.0).abs() > 1e-3 {
+        return Err(format!(
+            "the embedding's values are too small to give a direction (length {norm:e})"
+        ));
+    }
+    Ok(unit)
 }

@@ -41,12 +41,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     // one): a wrong path or format must not cost the records indexed.
     if corpus.papers.is_empty() && (request.rebuild || folder == Folder::Fresh) {
         return Err(Error::NothingRead {
-            paths: request
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            paths: joined(&request.paths),
             reason: corpus
                 .bad_lines
                 .first()
@@ -62,6 +57,14 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let unique = corpus.papers.len();
     if !kept_out.is_empty() {
         corpus.papers.retain(|paper| !kept_out.contains(paper));
+    }
+    // A rebuild keeps only what it reads: one whose every record was
+    // removed earlier (`papers remove`) would leave an empty index.
+    if corpus.papers.is_empty() && request.rebuild {
+        return Err(Error::NothingKept {
+            paths: joined(&request.paths),
+            removed: unique,
+        });
     }
     let mut update = Update::new(existing.as_ref(), &corpus)?;
     update.keep_out(unique - corpus.papers.len());
@@ -231,6 +234,15 @@ pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
         Index::open(dir)?;
     }
     Ok(upgraded)
+}
+
+/// Input paths joined for a message.
+pub(crate) fn joined(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The folders an index's records came from, sorted: what a rebuild hint

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod corpus;
+pub mod deadline;
 pub mod embed;
 pub mod error;
 pub mod evidence;

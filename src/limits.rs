@@ -10,6 +10,7 @@
 //! | one record (paragraph, line) | 100 kB   | `--max-record-bytes` |
 //! | a query (words, --file, -)   | 1 MiB    |                      |
 //! | stdin of `embed`             | 1 GiB    |                      |
+//! | stdin of `export` (ids, JSON)| 64 MiB   |                      |
 //!
 //! Only regular files are read: a FIFO, socket or device in a folder is
 //! skipped with a warning, and refused when given by name.
@@ -28,6 +29,10 @@ pub const RECORD_BYTES: usize = 100_000;
 pub const QUERY_BYTES: u64 = 1 << 20;
 /// Cap on the texts `papers embed` reads from stdin.
 pub const STDIN_BYTES: u64 = 1 << 30;
+
+/// Cap on a result list piped into `papers export`: 64 MiB is some
+/// hundred thousand JSON hits.
+pub const PIPED_BYTES: u64 = 64 << 20;
 
 /// The caps that a user may raise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

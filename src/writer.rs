@@ -165,7 +165,7 @@ pub fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
 fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
     IndexLock::acquire(dir, || {
         observer.note(&format!(
-            "waiting for another `papers index` to finish with {}",
+            "waiting for another papers command that writes to finish with {}",
             dir.display()
         ))
     })

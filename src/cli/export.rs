@@ -1,7 +1,7 @@
 //! `papers export`: papers as BibTeX, CSV or Markdown, named by id or piped
 //! in as a result list (`papers search ... | papers export`).
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
@@ -38,9 +38,21 @@ enum ExportFormat {
 
 /// The ids of a result list on stdin: each line's `id`, or the line itself.
 fn piped_ids() -> Result<Vec<String>> {
+    let bytes = papers::limits::read_capped(
+        std::io::stdin().lock(),
+        papers::limits::PIPED_BYTES,
+        || "the result list on standard input".into(),
+        "",
+    )
+    .context("standard input")??;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "standard input: not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     let mut ids = Vec::new();
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("standard input")?;
+    for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;

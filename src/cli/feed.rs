@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
 use papers::feed::{FeedRequest, Scope, TagChange};
-use papers::indexing::Quiet;
+use papers::indexing::Observer;
 use papers::output::digest::{self, Digest};
 use papers::search::Searcher;
 
@@ -112,14 +112,29 @@ fn said(ctx: &Context, verb: &str, change: &TagChange) {
     ));
 }
 
+/// The library's notes (waiting for the writer lock) on stderr.
+struct Notes<'a>(&'a Context);
+
+impl Observer for Notes<'_> {
+    fn note(&self, message: &str) {
+        self.0.note(message);
+    }
+}
+
 pub fn tag(ctx: &Context, args: TagArgs) -> Result<()> {
-    let change = papers::feed::tag(&ctx.index_dir, &args.name, &args.ids, &args.not, &Quiet)?;
+    let change = papers::feed::tag(
+        &ctx.index_dir,
+        &args.name,
+        &args.ids,
+        &args.not,
+        &Notes(ctx),
+    )?;
     said(ctx, "tagged", &change);
     Ok(())
 }
 
 pub fn untag(ctx: &Context, args: UntagArgs) -> Result<()> {
-    let change = papers::feed::untag(&ctx.index_dir, &args.name, &args.ids, &Quiet)?;
+    let change = papers::feed::untag(&ctx.index_dir, &args.name, &args.ids, &Notes(ctx))?;
     said(ctx, "untagged", &change);
     Ok(())
 }

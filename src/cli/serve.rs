@@ -35,6 +35,13 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     timeout: u64,
 
+    /// A host name the server also answers to (repeatable). It answers
+    /// to localhost and the address it listens on; any other name in a
+    /// request's Host header is refused, so that a web page on a name that
+    /// resolves here (DNS rebinding) cannot read the index
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_host: Vec<String>,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -93,7 +100,7 @@ pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         limits.workers = workers as usize;
     }
     let records = searcher.index().len();
-    papers::serve::run(searcher, args.addr, limits, |addr| {
+    papers::serve::run(searcher, args.addr, limits, &args.allow_host, |addr| {
         // Said even with --quiet: a script starting the server on port 0
         // reads the address from here.
         eprintln!("papers: serving {records} papers on http://{addr}/ (Ctrl-C stops)");

@@ -16,7 +16,7 @@ use super::db::Db;
 use super::removed::KeptOut;
 use super::update::{ModelStamp, UpdateReport};
 use super::Index;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::paper::Paper;
 
 /// One batch of records with their vectors (unit length, this model's
@@ -104,6 +104,14 @@ fn stream(
             }
         }
         appender.rows(&new)?;
+    }
+    // A new folder (a first build or `--rebuild`) that kept nothing would
+    // replace the index with an empty one: every record read was removed.
+    if target.state.rows == 0 && live == 0 && report.kept_out > 0 {
+        return Err(Error::NothingKept {
+            paths: String::new(),
+            removed: report.kept_out,
+        });
     }
     let rows = appender.next_row() as usize - first;
     report.unique = report.added + report.already_present + report.kept_out;

@@ -569,6 +569,7 @@ impl Index {
                 "rows without a checksum",
             ));
         }
+        self.check_unit_rows()?;
         let width = 4 + 4 * d;
         let windows = self.windows.bytes();
         let all = self.state.windows as usize * width;
@@ -594,6 +595,34 @@ impl Index {
         }
         for segment in self.lexical()?.segments() {
             segment.check_postings()?;
+        }
+        Ok(())
+    }
+}
+
+impl Index {
+    /// Every stored vector row is a unit vector: a row that is not (a value
+    /// that is not finite, a row of zeros, a length far from 1) would be
+    /// scored wrongly, or refused by search, so the check names it.
+    fn check_unit_rows(&self) -> Result<()> {
+        let d = self.manifest.dimension;
+        let bytes = self.vectors.bytes();
+        let rows = (self.state.rows as usize).min(bytes.len() / (4 * d));
+        for row in 0..rows {
+            let at = row * 4 * d;
+            let mut length = 0f64;
+            for value in bytes[at..at + 4 * d].chunks_exact(4) {
+                let x = f32::from_le_bytes([value[0], value[1], value[2], value[3]]);
+                length += f64::from(x) * f64::from(x);
+            }
+            if !length.is_finite() || (length - 1.0).abs() > 1e-2 {
+                return Err(Error::corrupt(
+                    self.vectors.path(),
+                    format!(
+                        "the vector at row {row} is not of unit length (squared length {length})"
+                    ),
+                ));
+            }
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::escape;
 use crate::feed::select::{day_of, unix_of};
 use crate::feed::{Feed, FeedHit};
 use crate::paper::Paper;
@@ -81,14 +82,14 @@ fn why(hit: &FeedHit) -> String {
 fn markdown(feed: &Feed) -> String {
     let mut out = format!(
         "# {}\n\n{} ranked of {}.\n",
-        title(feed),
+        escape::markdown(&title(feed)),
         feed.hits.len(),
         feed.described
     );
     for (i, hit) in feed.hits.iter().enumerate() {
         let paper = &hit.found.paper;
-        let heading = paper.headline().replace(['[', ']'], "");
-        let heading = match page(paper) {
+        let heading = escape::markdown(&paper.headline());
+        let heading = match page(paper).as_deref().and_then(escape::web_link) {
             Some(url) => format!("[{heading}]({url})"),
             None => heading,
         };
@@ -100,7 +101,7 @@ fn markdown(feed: &Feed) -> String {
         }
         let by = authors(paper);
         if !by.is_empty() {
-            line.push(by);
+            line.push(escape::markdown(&by));
         }
         if let Some(date) = paper.date() {
             line.push(crate::paper::format_date(date));
@@ -108,8 +109,8 @@ fn markdown(feed: &Feed) -> String {
         out.push_str(&line.join(" · "));
         out.push_str(&format!(
             "\n\n> {}\n\nWhy: {}\n",
-            hit.because.evidence,
-            why(hit)
+            escape::markdown(&hit.because.evidence),
+            escape::markdown(&why(hit))
         ));
     }
     out
@@ -212,7 +213,9 @@ fn rss(feed: &Feed, link: &str) -> String {
             paper.id.hex(),
             xml(&hit.because.tag),
             rfc822(dated(paper)),
-            xml(&description(hit)),
+            // An RSS description is HTML: the text is escaped as HTML, then
+            // as XML, so a reader shows markup in an abstract as text.
+            xml(&escape::html(&description(hit))),
         ));
         out.push_str("</item>\n");
     }

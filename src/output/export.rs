@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 
+use super::escape;
 use crate::paper::Paper;
 
 /// An export format.
@@ -54,24 +55,9 @@ fn year(paper: &Paper) -> Option<u32> {
     })
 }
 
-/// Text safe inside a BibTeX field: LaTeX's special characters escaped,
-/// braces too (so a field always closes where it should).
+/// Text safe inside a braced BibTeX field.
 fn tex(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\textbackslash{}"),
-            '{' | '}' | '&' | '%' | '$' | '#' | '_' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    escape::bibtex(text)
 }
 
 /// `lastname` + year + first long title word, lower-case ASCII letters
@@ -139,13 +125,9 @@ fn bibtex(papers: &[Paper]) -> String {
     out
 }
 
-/// A CSV field, quoted when it needs to be.
+/// A CSV field: quoted when it needs to be, never a formula.
 fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
+    escape::csv_cell(text)
 }
 
 fn csv(papers: &[Paper]) -> String {
@@ -179,8 +161,8 @@ fn csv(papers: &[Paper]) -> String {
 fn markdown(papers: &[Paper]) -> String {
     let mut out = String::new();
     for paper in papers {
-        let heading = title(paper).replace(['[', ']'], "");
-        let linked = match url(paper) {
+        let heading = escape::markdown(&title(paper));
+        let linked = match url(paper).as_deref().and_then(escape::web_link) {
             Some(url) => format!("[{heading}]({url})"),
             None => heading,
         };
@@ -188,9 +170,9 @@ fn markdown(papers: &[Paper]) -> String {
         let names = authors(paper);
         match names {
             [] => {}
-            [a] => parts.push(a.clone()),
-            [a, b] => parts.push(format!("{a}, {b}")),
-            [a, ..] => parts.push(format!("{a} et al.")),
+            [a] => parts.push(escape::markdown(a)),
+            [a, b] => parts.push(format!("{}, {}", escape::markdown(a), escape::markdown(b))),
+            [a, ..] => parts.push(format!("{} et al.", escape::markdown(a))),
         }
         if let Some(date) = paper.date() {
             parts.push(crate::paper::format_date(date));
@@ -207,10 +189,7 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(
-            tex("50% of {x} & $y_1$"),
-            "50\\% of \\{x\\} \\& \\$y\\_1\\$"
-        );
+        assert_eq!(tex("50% of {x} & $y_1$"), "50\\% of {x} \\& \\$y\\_1\\$");
         assert_eq!(field("a, \"b\""), "\"a, \"\"b\"\"\"");
         assert_eq!(field("plain"), "plain");
     }

@@ -4,6 +4,7 @@
 //! binary's business.
 
 pub mod digest;
+pub mod escape;
 pub mod export;
 pub mod feed;
 pub mod human;

@@ -5,7 +5,6 @@
 //! paragraph, and pick the evidence sentence of each hit.
 
 use std::collections::{HashMap, HashSet};
-use std::ops::ControlFlow;
 use std::path::Path;
 
 use crate::embed::{BertEmbedder, Embedder, ModelChoice};
@@ -108,6 +107,7 @@ pub(crate) fn load_for(
 /// Answers `query` on `index`; `model` must be given unless the mode is
 /// lexical (with `--explain`, it also embeds the hits' sentences).
 pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Result<Results> {
+    let deadline = crate::deadline::current();
     let options = &query.options;
     let paragraphs = &query.paragraphs;
     let vectors = match (options.mode, model) {
@@ -119,7 +119,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
                 .map(|p| super::syntax::parse(p).text)
                 .collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            Some(model.embed(&refs, &mut |_| ControlFlow::Continue(()))?)
+            Some(model.embed(&refs, &mut |_| deadline.flow())?)
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
@@ -128,7 +128,9 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
     for (p, text) in paragraphs.iter().enumerate() {
         let vector = vectors.as_ref().map(|v| v[p].as_slice());
-        for hit in retrieve::search_text(index, text, vector, options)? {
+        let hits = retrieve::search_text(index, text, vector, options)?;
+        deadline.check()?;
+        for hit in hits {
             let slot = best.entry(hit.row).or_insert((hit, p));
             if hit.score > slot.0.score {
                 *slot = (hit, p);
@@ -154,9 +156,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
             // One model pass over every sentence of every hit.
             let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
             let flat: Vec<&str> = sentences.iter().flatten().copied().collect();
-            let mut sentence_vectors = model
-                .embed(&flat, &mut |_| ControlFlow::Continue(()))?
-                .into_iter();
+            let mut sentence_vectors = model.embed(&flat, &mut |_| deadline.flow())?.into_iter();
             sentences
                 .iter()
                 .zip(&ranked)

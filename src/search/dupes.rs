@@ -111,12 +111,14 @@ pub fn near_duplicates(
 ) -> Result<Vec<Dupe>> {
     use rayon::prelude::*;
     let live: Vec<usize> = (0..index.rows()).filter(|&r| index.is_live(r)).collect();
+    let deadline = crate::deadline::current();
     let best = live
         .par_iter()
         .enumerate()
         .try_fold(
             || Best::new(limit),
             |mut best, (i, &a)| -> Result<Best> {
+                deadline.check()?;
                 let va = index.mapped_vector(a).into_owned();
                 let mut text_a: Option<String> = None;
                 for &b in &live[i + 1..] {

@@ -96,9 +96,15 @@ pub fn top_k_chunks(
         return Vec::new();
     }
     let best = |hits: &mut Vec<Hit>| keep_best(hits, k);
+    // A request past its deadline scores no more chunks; the caller's
+    // check turns the partial answer into an error.
+    let deadline = crate::deadline::current();
     (0..rows.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
+            if deadline.passed() {
+                return Vec::new();
+            }
             let range = c * CHUNK..((c + 1) * CHUNK).min(rows);
             let mut buffer = Vec::with_capacity(range.len());
             scores(range.clone(), &mut buffer);

@@ -364,6 +364,22 @@ fn candidates(
     let rows = index.rows();
     let wanted = wanted.min(rows);
     let exact = |row: usize| dot(&index.vector(row), query);
+    let hits = candidates_by(index, query, keep, wanted, rows, strategy, exact)?;
+    // A scan cut short by the request's deadline is not an answer.
+    crate::deadline::current().check()?;
+    Ok(hits)
+}
+
+/// [`candidates`] by the strategy that fits.
+fn candidates_by(
+    index: &Index,
+    query: &[f32],
+    keep: &(dyn Fn(usize) -> bool + Sync),
+    wanted: usize,
+    rows: usize,
+    strategy: Strategy,
+    exact: impl Fn(usize) -> f32 + Sync,
+) -> Result<Vec<Hit>> {
     Ok(match resolve_strategy(index, strategy) {
         Strategy::Graph if rows > 0 => {
             // Ask for more than wanted: dead or filtered rows are dropped.

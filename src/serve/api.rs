@@ -61,9 +61,12 @@ impl App {
         let searcher = Arc::clone(&self.searcher);
         // The turn is held by the thread, not the request: a request that
         // times out still counts until its work is done.
+        // The work stops at the request's deadline too (its loops check
+        // it), so a request that timed out frees its turn within a batch.
+        let at = started + deadline;
         let task = tokio::task::spawn_blocking(move || {
             let _turn = turn;
-            work(&searcher)
+            crate::deadline::within(at, || work(&searcher))
         });
         let left = deadline.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, task).await {
@@ -147,9 +150,12 @@ impl IntoResponse for Failure {
                     Error::InvalidArgument { name, .. } => Some(name.clone()),
                     _ => None,
                 };
-                (status, e.to_string(), parameter)
+                (status, e.to_string(), parameter.map(|p| http_words(&p)))
             }
         };
+        // The library words its messages for the CLI: flags become this
+        // API's parameter names.
+        let message = http_words(&message);
         let body = serde_json::json!({ "error": message, "parameter": parameter });
         (
             status,
@@ -159,6 +165,34 @@ impl IntoResponse for Failure {
             .into_response()
     }
 }
+
+/// A message in the API's words: each CLI flag (`--min-score`) is named as
+/// its query parameter (`min_score`), and `--json` is dropped (every answer
+/// is JSON).
+pub(super) fn http_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag = &rest[at + 2..];
+        let len = flag
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len());
+        let name = &flag[..len];
+        if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            out.push_str("--");
+        } else {
+            out.push_str(&name.replace('-', "_"));
+        }
+        rest = &flag[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The most hits a search with `explain` may ask for: it embeds every
+/// sentence of every hit.
+pub const MAX_EXPLAIN_K: usize = 20;
 
 /// The routes.
 pub fn router(app: Arc<App>) -> Router {
@@ -174,6 +208,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/tags", get(feeds::tags))
         .route("/feed", get(feeds::document))
         .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
         .with_state(app)
 }
 
@@ -184,6 +219,16 @@ async fn not_found() -> Response {
         Failure::Refused("no such route: the API is under /api/ (see /api/info)".into())
             .into_response();
     *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+async fn not_allowed() -> Response {
+    let mut response =
+        Failure::Refused("method not allowed: the API answers GET only".into()).into_response();
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response
+        .headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
     response
 }
 
@@ -210,6 +255,15 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
             options: p.options()?,
             explain: p.flag("explain")?,
         };
+        if question.explain && question.options.limit > MAX_EXPLAIN_K {
+            return Err(BadParam::new(
+                "explain",
+                format!(
+                    "explain embeds every sentence of every hit: at most k={MAX_EXPLAIN_K} with it"
+                ),
+            )
+            .into());
+        }
         let results = searcher.search(&question)?;
         Ok(json::array(&json::hit_objects(&results)))
     })
@@ -276,9 +330,12 @@ async fn list(State(app): Shared, RawQuery(query): RawQuery) -> Response {
     .await
 }
 
-async fn info(State(app): Shared) -> Response {
-    app.answer(|searcher| Ok(json::info_object(&searcher.info()?)))
-        .await
+async fn info(State(app): Shared, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        Params::parse(query.as_deref()).only(&[])?;
+        Ok(json::info_object(&searcher.info()?))
+    })
+    .await
 }
 
 async fn dupes(State(app): Shared, RawQuery(query): RawQuery) -> Response {

@@ -65,9 +65,12 @@ pub async fn api(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
 }
 
 /// `GET /api/tags`.
-pub async fn tags(State(app): State<Arc<App>>) -> Response {
-    app.answer(|searcher| Ok(json::array(&tag_objects(&searcher.tags()?))))
-        .await
+pub async fn tags(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    app.answer(move |searcher| {
+        Params::parse(query.as_deref()).only(&[])?;
+        Ok(json::array(&tag_objects(&searcher.tags()?)))
+    })
+    .await
 }
 
 /// `GET /feed`.

@@ -24,6 +24,8 @@
 
 mod api;
 mod feeds;
+pub mod guard;
+mod listen;
 mod page;
 pub mod params;
 
@@ -42,11 +44,20 @@ pub const DEFAULT_PORT: u16 = 7474;
 pub struct Limits {
     /// Requests answered at once; more wait (up to `timeout`) for a turn.
     pub workers: usize,
-    /// The longest one request may wait and run before it gets a 503.
+    /// The longest one request may wait and run before it gets a 503; its
+    /// work stops there too (see [`crate::deadline`]).
     pub timeout: Duration,
     /// Indexes larger than this refuse `/api/dupes` (it compares every
     /// pair of records): the CLI's `papers dupes` is the tool there.
     pub dupes_records: usize,
+    /// Connections open at once; one more is told 503 and closed. Kept
+    /// below the process's file limit ([`listen::connection_cap`]).
+    pub connections: usize,
+    /// How long a connection may take to send a request head, and how
+    /// long an idle keep-alive connection is kept.
+    pub head_timeout: Duration,
+    /// How long a stop waits for the open connections to finish.
+    pub grace: Duration,
 }
 
 impl Default for Limits {
@@ -55,16 +66,22 @@ impl Default for Limits {
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(10),
             dupes_records: 20_000,
+            connections: listen::connection_cap(512),
+            head_timeout: Duration::from_secs(5),
+            grace: Duration::from_secs(3),
         }
     }
 }
 
 /// Serves `searcher` on `addr` until Ctrl-C (or SIGTERM); `ready` hears the
-/// address once the socket listens (port 0 picks a free one).
+/// address once the socket listens (port 0 picks a free one). The server
+/// answers to loopback names, the address it listens on and the names in
+/// `hosts` ([`guard`]).
 pub fn run(
     searcher: Arc<Searcher>,
     addr: SocketAddr,
     limits: Limits,
+    hosts: &[String],
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -74,7 +91,8 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(|e| Error::io("the server's threads", e))?;
-    runtime.block_on(async move {
+    let hosts = Arc::new(guard::Hosts::new(addr, hosts));
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
@@ -82,12 +100,15 @@ pub fn run(
             .local_addr()
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
         ready(local);
-        let app = api::router(api::App::new(searcher, limits));
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown())
+        let app = api::router(api::App::new(searcher, limits))
+            .layer(axum::middleware::from_fn_with_state(hosts, guard::check));
+        listen::serve(listener, app, limits, shutdown())
             .await
             .map_err(|e| Error::io(format!("address {local}"), e))
-    })
+    });
+    // Work past its deadline ends at its next check; none is waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -54,6 +54,10 @@ impl Params {
     /// Refuses names outside `known`, so a typo is not silently ignored.
     pub fn only(&self, known: &[&str]) -> Result<(), BadParam> {
         match self.values.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(name) if known.is_empty() => Err(BadParam::new(
+                name,
+                "unknown parameter (this route takes none)",
+            )),
             Some(name) => Err(BadParam::new(
                 name,
                 format!("unknown parameter (known: {})", known.join(", ")),

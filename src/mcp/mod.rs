@@ -7,6 +7,8 @@
 //! evidence sentence of each hit. A bad argument or an unknown id is a tool
 //! error (`isError: true`, the message in the text), not a protocol failure.
 
+mod lines;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -262,15 +264,26 @@ pub fn run(searcher: Arc<Searcher>) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("the server's threads", e))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
+        // stdin -> `lines::read` -> the SDK -> `lines::write` -> stdout, with
+        // the reader's own answers to bad lines merged in by the writer.
+        let (to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
+        let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
+        let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(lines::read(tokio::io::stdin(), to_sdk, answers));
+        let writer = tokio::spawn(lines::write(from_sdk, answered, tokio::io::stdout()));
         let service = Server::new(searcher)
-            .serve(rmcp::transport::stdio())
+            .serve((sdk_in, sdk_out))
             .await
             .map_err(|e| Error::Mcp(e.to_string()))?;
         service
             .waiting()
             .await
             .map_err(|e| Error::Mcp(e.to_string()))?;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
         Ok(())
-    })
+    });
+    // A read of stdin still pending is not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    served
 }

@@ -1,0 +1,188 @@
+//! What every request passes before a route sees it: a bounded target and
+//! head (414, 431), a `Host` this server answers to (421: a page on any
+//! other name, even one that resolves to 127.0.0.1, is DNS rebinding), and
+//! for the API an `Origin` that is the server's own (403: another site's
+//! page may send requests, but not have them answered). Every refusal is
+//! a JSON error.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// The longest request target (path and query) answered, in bytes.
+pub const MAX_TARGET_BYTES: usize = 16 << 10;
+/// The largest request head answered: header bytes, and header count.
+pub const MAX_HEAD_BYTES: usize = 32 << 10;
+/// The most headers one request may carry.
+pub const MAX_HEADERS: usize = 64;
+
+/// The names a server answers to: loopback names, the address it listens
+/// on, and those the user allowed (`papers serve --allow-host`).
+#[derive(Clone, Debug)]
+pub struct Hosts {
+    addr: SocketAddr,
+    allowed: Vec<String>,
+}
+
+impl Hosts {
+    /// The names a server on `addr` answers to, with `allowed` besides.
+    pub fn new(addr: SocketAddr, allowed: &[String]) -> Hosts {
+        Hosts {
+            addr,
+            allowed: allowed.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        }
+    }
+
+    /// Whether a `Host` header's value names this server.
+    pub fn admits(&self, host: &str) -> bool {
+        let name = name_of(host).to_ascii_lowercase();
+        if name == "localhost" || name.ends_with(".localhost") {
+            return true;
+        }
+        if self.allowed.iter().any(|a| *a == name) {
+            return true;
+        }
+        let Ok(ip) = name.trim_matches(['[', ']']).parse::<IpAddr>() else {
+            return false;
+        };
+        // An address names the server when it is loopback, the one it
+        // listens on, or any when it listens on every interface: only a
+        // name can be rebound to another address.
+        ip.is_loopback() || ip == self.addr.ip() || self.addr.ip().is_unspecified()
+    }
+}
+
+/// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`).
+fn name_of(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or_default();
+    }
+    host.rsplit_once(':').map_or(host, |(name, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) {
+            name
+        } else {
+            host
+        }
+    })
+}
+
+/// A JSON error with `status`.
+pub fn refuse(status: StatusCode, message: &str, parameter: Option<&str>) -> Response {
+    let body = serde_json::json!({ "error": message, "parameter": parameter });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Whether a request from a page is one the API answers: no `Origin`, or
+/// this server's own; and no fetch metadata that says another site sent it
+/// (browsers send `Sec-Fetch-Site` where they leave `Origin` out, as on a
+/// plain cross-site GET).
+fn same_origin(headers: &HeaderMap, host: &str) -> Result<(), &'static str> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        let own = ["http://", "https://"]
+            .iter()
+            .any(|scheme| origin.strip_prefix(scheme) == Some(host));
+        if !own {
+            return Err("requests from another origin are refused");
+        }
+    }
+    match headers.get("sec-fetch-site").map(|v| v.as_bytes()) {
+        Some(b"cross-site") | Some(b"same-site") => {
+            Err("requests sent by another site's page are refused")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The middleware.
+pub async fn check(State(hosts): State<Arc<Hosts>>, request: Request, next: Next) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_TARGET_BYTES {
+        return refuse(
+            StatusCode::URI_TOO_LONG,
+            &format!("the request target is {target} bytes; at most {MAX_TARGET_BYTES}"),
+            None,
+        );
+    }
+    let headers = request.headers();
+    let head: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if headers.len() > MAX_HEADERS || head > MAX_HEAD_BYTES {
+        return refuse(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            &format!(
+                "the request has {} headers of {head} bytes; at most {MAX_HEADERS} of {MAX_HEAD_BYTES}",
+                headers.len()
+            ),
+            None,
+        );
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default()
+        .to_string();
+    if !hosts.admits(&host) {
+        return refuse(
+            StatusCode::MISDIRECTED_REQUEST,
+            &format!(
+                "this server does not answer to the host {:?}: use localhost or the address it \
+                 listens on (papers serve --allow-host NAME adds a name)",
+                crate::error::shown(&host)
+            ),
+            None,
+        );
+    }
+    let path = request.uri().path();
+    if path.starts_with("/api/") || path == "/mcp" {
+        if let Err(why) = same_origin(headers, &host) {
+            return refuse(StatusCode::FORBIDDEN, why, None);
+        }
+    }
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts() {
+        let local = Hosts::new("127.0.0.1:7474".parse().unwrap(), &[]);
+        for ok in [
+            "localhost:7474",
+            "127.0.0.1:7474",
+            "[::1]:7474",
+            "app.localhost",
+        ] {
+            assert!(local.admits(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example:7474",
+            "192.168.1.5:7474",
+            "",
+            "localhost.evil.example",
+        ] {
+            assert!(!local.admits(bad), "{bad}");
+        }
+        let all = Hosts::new("0.0.0.0:7474".parse().unwrap(), &["papers.lan".into()]);
+        assert!(all.admits("192.168.1.5:7474"));
+        assert!(all.admits("PAPERS.lan:7474"));
+        assert!(!all.admits("evil.example:7474"));
+    }
+}
