@@ -161,6 +161,41 @@ pub fn remove(
     Ok((report, papers))
 }
 
+/// Drops the records that came only from `path` and that it no longer
+/// holds: after a file that was indexed changed and was indexed again
+/// (`papers watch`), the records of its older version (a download cut off
+/// mid-abstract) do not stay beside the new ones. Returns how many went.
+pub fn drop_superseded(
+    dir: &Path,
+    path: &Path,
+    fields: &crate::input::Fields,
+    observer: &dyn Observer,
+) -> Result<usize> {
+    let now: std::collections::HashSet<crate::paper::PaperId> =
+        Corpus::load_with(&[path.to_path_buf()], fields)?
+            .papers
+            .iter()
+            .map(|p| p.id)
+            .collect();
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let shown = path.display().to_string();
+    let mut gone = Vec::new();
+    index.for_each_paper(|row, paper| {
+        let only_here = paper.sources.iter().all(|s| s.path == shown);
+        if only_here && !paper.sources.is_empty() && !now.contains(&paper.id) {
+            gone.push(row);
+        }
+        Ok(())
+    })?;
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    gone.sort_unstable();
+    Update::supersede(&index, &gone)?.commit(dir, &ModelStamp::of(index.manifest()))?;
+    Ok(gone.len())
+}
+
 /// The distinct rows `ids` name, in row order; the first id that names
 /// nothing is the error.
 pub fn resolve_all(index: &Index, ids: &[String]) -> Result<Vec<usize>> {

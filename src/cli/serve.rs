@@ -136,7 +136,28 @@ pub fn watch(ctx: &Context, args: WatchArgs) -> Result<()> {
                 ..Default::default()
             };
             match super::index::execute(ctx, &request) {
-                Ok(_) => watcher.done(&ready),
+                Ok(_) => {
+                    // A file indexed before and changed since: the records
+                    // of its older version it no longer holds go.
+                    for path in ready.iter().filter(|p| watcher.seen_before(p)) {
+                        let dropped = papers::indexing::drop_superseded(
+                            &ctx.index_dir,
+                            path,
+                            &request.fields,
+                            &papers::indexing::Quiet,
+                        );
+                        match dropped {
+                            Ok(0) => {}
+                            Ok(n) => ctx.note(&format!(
+                                "{}: {n} record{} of its older version dropped",
+                                path.display(),
+                                if n == 1 { "" } else { "s" }
+                            )),
+                            Err(e) => ctx.warn(&format!("{}: {e}", path.display())),
+                        }
+                    }
+                    watcher.done(&ready)
+                }
                 Err(e) if super::index::interrupted() => return Err(e),
                 Err(e) => match e.downcast_ref::<papers::Error>() {
                     // Another writer has the index: try again next look.

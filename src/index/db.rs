@@ -216,11 +216,35 @@ pub(super) fn sql(path: &Path, e: rusqlite::Error) -> Error {
                      a read-only folder)",
             ),
         },
+        ErrorCode::SystemIoFailure if no_space(path) => storage(
+            "disk full (no space left on the device); the index is unchanged: free some space \
+             and run the command again",
+        ),
         ErrorCode::SystemIoFailure => storage(&format!(
             "I/O error ({e}); the index is unchanged if a write failed"
         )),
         _ => Error::corrupt(path, format!("database error: {e}")),
     }
+}
+
+/// Whether the file system holding `path` has no room left: SQLite says
+/// "I/O error" when it cannot grow its shared-memory file there.
+fn no_space(path: &Path) -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let folder = path.parent().unwrap_or(path);
+        let Ok(name) = std::ffi::CString::new(folder.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: statvfs reads a C string and fills the struct given.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(name.as_ptr(), &mut stat) } == 0 {
+            return stat.f_bavail == 0;
+        }
+    }
+    let _ = path;
+    false
 }
 
 impl Db {
@@ -253,6 +277,30 @@ impl Db {
             // Best effort: a reader that cannot switch (another process is
             // mid-write) reads in the old mode.
             let _ = db.wal();
+            // The first read makes the shared-memory index beside the
+            // database; on a full disk that fails, and the index is read
+            // as it stands when no writer left a log to apply.
+            let probe = db
+                .conn
+                .query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0));
+            if let Err(e) = probe {
+                let cannot_write = matches!(
+                    e.sqlite_error_code(),
+                    Some(
+                        rusqlite::ErrorCode::DiskFull
+                            | rusqlite::ErrorCode::SystemIoFailure
+                            | rusqlite::ErrorCode::CannotOpen
+                            | rusqlite::ErrorCode::ReadOnly
+                    )
+                );
+                let log = dir.join(format!("{DATABASE}-wal"));
+                let pending = std::fs::metadata(&log).is_ok_and(|m| m.len() > 0);
+                if cannot_write && !pending {
+                    drop(db);
+                    return Db::open_immutable(dir);
+                }
+                return Err(db.err(e));
+            }
         }
         Ok(db)
     }

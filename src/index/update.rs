@@ -233,6 +233,15 @@ impl Update {
         Ok(update)
     }
 
+    /// Drops `rows` without remembering them as removed: records an input
+    /// no longer holds (an older, cut-off copy of a file that changed),
+    /// which come back if an input holds them again.
+    pub fn supersede(existing: &Index, rows: &[usize]) -> Result<Update> {
+        let mut update = Update::remove(existing, rows)?;
+        update.forget = false;
+        Ok(update)
+    }
+
     fn from_existing(existing: Option<&Index>) -> Update {
         Update {
             new: Vec::new(),
