@@ -48,7 +48,7 @@ pub enum Error {
     /// A `--rebuild` read records, but every one of them was removed
     /// earlier (`papers remove`): the index is left as it was rather than
     /// replaced by an empty one.
-    #[error("every record read from {paths} ({removed}) was removed earlier with `papers remove`, so a rebuild would leave an empty index; the index was not changed")]
+    #[error("every record in {paths} ({removed}) was removed earlier with `papers remove`, so a rebuild would leave an empty index; the index was not changed")]
     NothingKept {
         /// The input paths, joined for display.
         paths: String,

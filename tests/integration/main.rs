@@ -1,11 +1,13 @@
 //! One integration test binary (so candle links once), driving the real
 //! `papers` binary and the real model against the seed dumps.
 
+mod doors;
 mod encoder;
 mod errors;
 mod feed;
 mod graphs;
 mod handoff;
+mod hostile;
 mod indexing;
 mod inputs;
 mod mcp;

@@ -178,7 +178,7 @@ fn a_reader_delayed_mid_open_sees_one_state_while_a_writer_commits() {
 
 /// Runs `papers ARGS` with `stdin`, under a 6 GiB address-space ceiling,
 /// and returns its exit code and stderr if it ends within `seconds`.
-fn bounded(args: &[&str], stdin: Stdio, seconds: u64) -> (i32, String) {
+pub fn bounded(args: &[&str], stdin: Stdio, seconds: u64) -> (i32, String) {
     let exe = env!("CARGO_BIN_EXE_papers");
     let script = "ulimit -v 6291456; exec \"$0\" \"$@\"";
     // The same scrubbed environment as every other test's papers.
@@ -394,7 +394,7 @@ fn rotten_vectors_are_damage_not_hits() {
 }
 
 /// Mounts a tmpfs of `size` at a new folder, or says why not.
-fn tmpfs(size: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+pub fn tmpfs(size: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir().unwrap();
     let mount = dir.path().join("mnt");
     std::fs::create_dir(&mount).unwrap();
@@ -412,7 +412,7 @@ fn tmpfs(size: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     }
 }
 
-fn umount(mount: &Path) {
+pub fn umount(mount: &Path) {
     let _ = Command::new("umount").arg(mount).status();
 }
 

@@ -1,0 +1,350 @@
+//! The server's and the MCP server's doors, tried as an attacker would:
+//! raw sockets with a foreign `Host` or `Origin`, idle and half-sent
+//! connections, more connections than the file limit allows, oversized
+//! and wrong requests, a DNS-rebinding page in a real browser, and lines
+//! on `papers mcp`'s stdin that are not requests.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::serve::{chromium, Server};
+use crate::util::{papers, small_index_copy};
+
+/// Sends `request` (a raw HTTP/1.1 head) and reads the answer: the status
+/// and the body.
+fn raw(base: &str, request: &str) -> (u16, String) {
+    let addr = base.trim_start_matches("http://");
+    let mut socket = TcpStream::connect(addr).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    socket.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = socket.read_to_string(&mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    (status, body)
+}
+
+fn get(base: &str, path: &str, headers: &str) -> (u16, String) {
+    let host = base.trim_start_matches("http://");
+    raw(
+        base,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{headers}\r\n"),
+    )
+}
+
+#[track_caller]
+fn json_error(answer: &(u16, String), status: u16) -> Value {
+    assert_eq!(answer.0, status, "{}", answer.1);
+    let body: Value =
+        serde_json::from_str(&answer.1).unwrap_or_else(|e| panic!("{e}: {}", answer.1));
+    assert!(
+        body["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body}"
+    );
+    body
+}
+
+#[test]
+fn foreign_hosts_and_origins_are_refused() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let base = &server.base;
+    let port = base.rsplit(':').next().unwrap();
+    let rebound = raw(
+        base,
+        &format!(
+            "GET /api/info HTTP/1.1\r\nHost: rebind.example:{port}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    json_error(&rebound, 421);
+    assert!(!rebound.1.contains("records"));
+    let local = raw(
+        base,
+        &format!("GET /api/info HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(local.0, 200, "{}", local.1);
+    json_error(
+        &get(base, "/api/info", "Origin: http://evil.example\r\n"),
+        403,
+    );
+    json_error(
+        &get(base, "/api/search?q=x", "Sec-Fetch-Site: cross-site\r\n"),
+        403,
+    );
+    let own = format!("Origin: {base}\r\nSec-Fetch-Site: same-origin\r\n");
+    assert_eq!(get(base, "/api/info", &own).0, 200);
+}
+
+#[test]
+fn a_dns_rebinding_page_reads_nothing_in_a_real_browser() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: no Chromium on this machine (Debian: apt-get install chromium)");
+        return;
+    };
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let port = server.base.rsplit(':').next().unwrap();
+    let dom = |url: &str| {
+        let out = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--host-resolver-rules=MAP rebind.example 127.0.0.1",
+                "--dump-dom",
+                url,
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let rebound = dom(&format!("http://rebind.example:{port}/api/list"));
+    assert!(rebound.contains("does not answer to the host"), "{rebound}");
+    assert!(!rebound.contains("\"id\""), "{rebound}");
+    let local = dom(&format!("http://127.0.0.1:{port}/api/list"));
+    assert!(local.contains("\"id\""), "{local}");
+}
+
+#[test]
+fn wrong_and_oversized_requests_get_json_errors_in_the_apis_words() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let base = &server.base;
+    let host = base.trim_start_matches("http://");
+    let post = raw(
+        base,
+        &format!("POST /api/info HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+    );
+    json_error(&post, 405);
+    json_error(
+        &get(base, &format!("/api/search?q={}", "a".repeat(20_000)), ""),
+        414,
+    );
+    let many: String = (0..80).map(|i| format!("X-Filler-{i}: {i}\r\n")).collect();
+    json_error(&get(base, "/api/info", &many), 431);
+    for path in ["/api/info?x=1", "/api/tags?x=1"] {
+        let body = json_error(&get(base, path, ""), 400);
+        assert_eq!(body["parameter"], "x", "{path}: {body}");
+    }
+    let explain = json_error(
+        &get(base, "/api/search?q=attention&explain=true&k=1000", ""),
+        400,
+    );
+    assert_eq!(explain["parameter"], "explain");
+    // The library's messages name parameters, not CLI flags.
+    for path in ["/api/search?q=x&in=2020-01-01", "/api/feed?tag=nobody"] {
+        let (status, body) = get(base, path, "");
+        assert!(!body.contains("--"), "{path}: {status} {body}");
+    }
+}
+
+#[test]
+fn idle_and_half_sent_connections_are_closed_and_do_not_hold_a_stop() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let idle = TcpStream::connect(&addr).unwrap();
+    let mut half = TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /api/info HTTP/1.1\r\nHost: loc")
+        .unwrap();
+    let started = Instant::now();
+    for mut socket in [idle, half.try_clone().unwrap()] {
+        socket
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut rest = Vec::new();
+        let _ = socket.read_to_end(&mut rest);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    // A half-sent request does not keep Ctrl-C from stopping the server.
+    let mut half = TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /api/info HTTP/1.1\r\nHost: loc")
+        .unwrap();
+    let stopping = Instant::now();
+    let code = server.interrupt();
+    assert_eq!(code, 0);
+    assert!(
+        stopping.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        stopping.elapsed()
+    );
+}
+
+#[test]
+fn connections_past_the_file_limit_are_told_busy_and_searches_go_on() {
+    let index = small_index_copy();
+    let exe = env!("CARGO_BIN_EXE_papers");
+    let mut sh = Command::new("sh");
+    sh.env_clear();
+    for (key, value) in papers().get_envs() {
+        if let Some(value) = value {
+            sh.env(key, value);
+        }
+    }
+    let mut child = sh
+        .env("PAPERS_INDEX", index.path())
+        .args([
+            "-c",
+            "ulimit -n 100; exec \"$0\" serve --addr 127.0.0.1:0",
+            exe,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("the server said where").unwrap();
+        if let Some(rest) = line.split("on http://").nth(1) {
+            break format!("http://{}", rest.split('/').next().unwrap());
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let addr = base.trim_start_matches("http://").to_string();
+    // 300 idle sockets: more than the file limit allows.
+    let idle: Vec<TcpStream> = (0..300)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = get(&base, "/api/info", "");
+    json_error(&busy, 503);
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body) = get(&base, "/api/search?q=rotary&k=3", "");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 200, "{body}");
+}
+
+/// `papers mcp` on an index, with its stdin and stdout.
+struct Mcp {
+    child: Child,
+    replies: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Mcp {
+    fn start(index: &std::path::Path) -> Mcp {
+        let mut child = papers()
+            .env("PAPERS_INDEX", index)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+                if send.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Mcp { child, replies }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    #[track_caller]
+    fn reply(&self) -> Value {
+        self.replies
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer to every line")
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn every_line_on_mcps_stdin_gets_an_answer() {
+    let index = small_index_copy();
+    let mut mcp = Mcp::start(index.path());
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"name":"search","arguments":{{"query":{}"x"{}}}}}}}"#,
+        "[".repeat(500),
+        "]".repeat(500)
+    );
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{}"}}}}}}"#,
+        "a".repeat(100 << 20)
+    );
+    let cases: Vec<(Vec<u8>, Value, i64)> = vec![
+        (b"this is not json".to_vec(), Value::Null, -32700),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\",\"x\":\"\xff\"}".to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (deep.into_bytes(), 41.into(), -32600),
+        (huge.into_bytes(), 42.into(), -32600),
+        (
+            br#"[{"jsonrpc":"2.0","id":43,"method":"ping"}]"#.to_vec(),
+            Value::Null,
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"1.0","id":44,"method":"ping"}"#.to_vec(),
+            44.into(),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":45,"method":"tools/call","params":{"name":7}}"#.to_vec(),
+            45.into(),
+            -32602,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":46,"method":"initialize","params":[1,2]}"#.to_vec(),
+            46.into(),
+            -32602,
+        ),
+    ];
+    for (line, id, code) in cases {
+        mcp.send(&line);
+        let reply = mcp.reply();
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert!(reply.as_object().unwrap().contains_key("id"), "{reply}");
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["error"]["code"], code, "{reply}");
+    }
+    // And it still serves a well-formed session.
+    mcp.send(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    assert_eq!(mcp.reply()["id"], 1);
+    mcp.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    mcp.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"rotary position encoding","k":3}}}"#);
+    let reply = mcp.reply();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+}
