@@ -75,7 +75,10 @@ pub struct Server {
 fn reply(answer: Result<String>) -> CallToolResult {
     match answer {
         Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("papers: {e}"))]),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "papers: {}",
+            crate::serve::params::parameter_words(&e.to_string())
+        ))]),
     }
 }
 

@@ -150,12 +150,16 @@ impl IntoResponse for Failure {
                     Error::InvalidArgument { name, .. } => Some(name.clone()),
                     _ => None,
                 };
-                (status, e.to_string(), parameter.map(|p| http_words(&p)))
+                (
+                    status,
+                    e.to_string(),
+                    parameter.map(|p| super::params::parameter_words(&p)),
+                )
             }
         };
         // The library words its messages for the CLI: flags become this
         // API's parameter names.
-        let message = http_words(&message);
+        let message = super::params::parameter_words(&message);
         let body = serde_json::json!({ "error": message, "parameter": parameter });
         (
             status,
@@ -164,30 +168,6 @@ impl IntoResponse for Failure {
         )
             .into_response()
     }
-}
-
-/// A message in the API's words: each CLI flag (`--min-score`) is named as
-/// its query parameter (`min_score`), and `--json` is dropped (every answer
-/// is JSON).
-pub(super) fn http_words(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("--") {
-        out.push_str(&rest[..at]);
-        let flag = &rest[at + 2..];
-        let len = flag
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .unwrap_or(flag.len());
-        let name = &flag[..len];
-        if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            out.push_str("--");
-        } else {
-            out.push_str(&name.replace('-', "_"));
-        }
-        rest = &flag[len..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The most hits a search with `explain` may ask for: it embeds every

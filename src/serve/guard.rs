@@ -43,7 +43,7 @@ impl Hosts {
         if name == "localhost" || name.ends_with(".localhost") {
             return true;
         }
-        if self.allowed.iter().any(|a| *a == name) {
+        if self.allowed.contains(&name) {
             return true;
         }
         let Ok(ip) = name.trim_matches(['[', ']']).parse::<IpAddr>() else {

@@ -13,6 +13,30 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 /// The most ids one `similar` request may name.
 pub const MAX_IDS: usize = 100;
 
+/// A message in the words of the HTTP API and MCP: each CLI flag (`--min-score`) is named as
+/// its query parameter (`min_score`), and `--json` is dropped (every answer
+/// is JSON).
+pub fn parameter_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag = &rest[at + 2..];
+        let len = flag
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len());
+        let name = &flag[..len];
+        if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            out.push_str("--");
+        } else {
+            out.push_str(&name.replace('-', "_"));
+        }
+        rest = &flag[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A parameter that is missing or wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadParam {

@@ -348,3 +348,23 @@ fn every_line_on_mcps_stdin_gets_an_answer() {
     assert_eq!(reply["id"], 2, "{reply}");
     assert_eq!(reply["result"]["isError"], false, "{reply}");
 }
+
+#[test]
+fn work_past_its_deadline_stops_and_frees_its_worker() {
+    crate::needs!(Seeds);
+    let index = &crate::util::seed_index().dir;
+    let server = Server::start(index, &["--workers", "1", "--timeout", "1"]);
+    // Every pair of 578 records with texts compared: seconds of work.
+    let started = Instant::now();
+    let slow = server.get("/api/dupes?min_score=-1&min_overlap=0&k=1000");
+    assert_eq!(slow.0, 503, "{}", slow.1);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // Its work stopped: the one worker is free for the next request at
+    // once (it would wait out the limit and get a 503 otherwise).
+    let next = server.get("/api/info");
+    assert_eq!(next.0, 200, "{}", next.1);
+}

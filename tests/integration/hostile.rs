@@ -67,7 +67,13 @@ fn a_rebuild_whose_records_were_all_removed_is_refused() {
     assert_eq!(records(index), kept, "the index was replaced");
     papers_in(
         index,
-        &["index", "--rebuild", "--no-verify", "--embeddings", with_vectors.to_str().unwrap()],
+        &[
+            "index",
+            "--rebuild",
+            "--no-verify",
+            "--embeddings",
+            with_vectors.to_str().unwrap(),
+        ],
     )
     .fails(1, &["removed earlier", "first-vectors.jsonl"]);
     assert_eq!(records(index), kept, "the index was replaced");
@@ -107,7 +113,12 @@ fn vectors_at_the_edge_of_f32_are_checked_or_normalised_never_stored_broken() {
         let before = records(index);
         let run = papers_in(
             index,
-            &["index", "--no-verify", "--embeddings", path.to_str().unwrap()],
+            &[
+                "index",
+                "--no-verify",
+                "--embeddings",
+                path.to_str().unwrap(),
+            ],
         );
         match fails {
             Some(reason) => {
@@ -220,6 +231,42 @@ fn exports_stay_text_for_the_program_that_reads_them() {
         !bibtex.contains("\\}") && !bibtex.contains("\\{"),
         "{bibtex}"
     );
+
+    // The feed's digests: the plain paper liked, the hostile ones ranked.
+    let plain = papers_in(
+        &index,
+        &["search", "--json", "--mode", "lexical", "plain third"],
+    )
+    .ok()
+    .json_lines::<Value>()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    papers_in(&index, &["tag", "reading", &plain]).ok();
+    let feed = |format: &str| {
+        let args = [
+            "feed",
+            "reading",
+            "--since",
+            "2000-01-01",
+            "--format",
+            format,
+        ];
+        papers_in(&index, &args).ok().stdout
+    };
+    let digest = feed("markdown");
+    assert!(
+        digest.contains("alert"),
+        "the hostile paper is in the digest: {digest}"
+    );
+    assert!(
+        !digest.contains("<script") && !digest.contains("<img"),
+        "{digest}"
+    );
+    assert!(!digest.contains("](javascript:"), "{digest}");
+    let rss = feed("rss");
+    assert!(rss.contains("&amp;lt;script&amp;gt;"), "{rss}");
+    assert!(!rss.contains("&lt;script"), "{rss}");
 }
 
 #[test]
