@@ -279,12 +279,9 @@ impl RankArgs {
             authors: self.author.clone(),
             categories: self.category.clone(),
         };
-        for within in &self.within {
-            match parse_date_arg(within) {
-                Ok(day) => scope.listed = scope.listed.narrowed_to(day),
-                Err(_) => scope.sources.push(within.clone()),
-            }
-        }
+        // An input or a day: told apart against the index (see
+        // `papers::search::filters`).
+        scope.sources.extend(self.within.iter().cloned());
         Ok(SearchOptions {
             scope,
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),

@@ -98,4 +98,45 @@ impl Db {
         rows.map(|r| r.map(|r| r as usize).map_err(|e| self.err(e)))
             .collect()
     }
+
+    /// The arXiv categories of the indexed papers, most common first.
+    pub fn categories(&self) -> Result<Vec<String>> {
+        self.strings(
+            "SELECT c.value FROM papers p, json_each(p.body, '$.meta.categories') c
+             GROUP BY c.value ORDER BY count(*) DESC, c.value",
+        )
+    }
+
+    /// The days papers were listed on (see [`Db::rows_listed`]), newest
+    /// first.
+    pub fn listed_days(&self) -> Result<Vec<String>> {
+        let day_of_run = if self.has_table("runs")? {
+            "(SELECT date(r.at, 'unixepoch') FROM runs r
+              WHERE p.row >= r.first_row AND p.row < r.first_row + r.rows)"
+        } else {
+            "NULL"
+        };
+        self.strings(&format!(
+            "SELECT DISTINCT COALESCE(substr(json_extract(p.body, '$.meta.listed'), 1, 10), \
+             {day_of_run}) AS day FROM papers p WHERE day IS NOT NULL ORDER BY day DESC"
+        ))
+    }
+
+    /// The first and last publication dates indexed (`YYYYMMDD`).
+    pub fn published_range(&self) -> Result<Option<(u32, u32)>> {
+        self.conn
+            .query_row("SELECT min(date), max(date) FROM papers", [], |r| {
+                Ok(r.get::<_, Option<i64>>(0)?.zip(r.get::<_, Option<i64>>(1)?))
+            })
+            .map(|range| range.map(|(a, b)| (a as u32, b as u32)))
+            .map_err(|e| self.err(e))
+    }
+
+    fn strings(&self, sql: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        rows.map(|r| r.map_err(|e| self.err(e))).collect()
+    }
 }

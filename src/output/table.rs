@@ -138,8 +138,8 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
     let notes = &results.notes;
     if results.found.is_empty() {
         let why = match notes.mode {
-            Some(_) => "no paper matched: nothing scored above the floor (--min-score 0 lists the closest papers anyway)",
-            None => "no paper matched",
+            Some(_) if notes.floor > 0.0 => "no paper matched: nothing scored above the floor (--min-score 0 lists the closest papers anyway)",
+            _ => "no paper matched",
         };
         return writeln!(out, "{}", paint(why, DIM, color));
     }

@@ -186,6 +186,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         terms: terms.into_iter().flatten().collect(),
         analysis,
         explain: query.explain,
+        floor: options.min_score.unwrap_or(super::relevance::NO_MATCH),
     };
     Ok(Results {
         found: ranked

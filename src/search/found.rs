@@ -35,6 +35,9 @@ pub struct Annotations {
     pub analysis: crate::lexical::Analysis,
     /// Show evidence and per-mode ranks in the table.
     pub explain: bool,
+    /// The least score a text query's hits had to reach (0: none), so an
+    /// empty list says whether the floor or the collection emptied it.
+    pub floor: f32,
 }
 
 /// A ranked list: the hits best first, and what to print with them.

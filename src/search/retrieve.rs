@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use super::options::{Mode, Scope, SearchOptions, Strategy};
+use super::options::{Mode, SearchOptions, Strategy};
 use super::rank::{combine, dot, rank, top_k, top_k_chunks, Hit};
 use crate::error::{Error, Result};
 use crate::index::{rows, Index};
@@ -118,14 +118,11 @@ fn filter<'a>(
     options: &SearchOptions,
 ) -> Result<impl Fn(usize) -> bool + Sync + 'a> {
     let dated = if options.dates.is_set() {
-        Some(index.db().rows_dated(
-            options.dates.since.unwrap_or(0),
-            options.dates.until.unwrap_or(u32::MAX),
-        )?)
+        Some(super::filters::dated_rows(index, options.dates)?)
     } else {
         None
     };
-    let scoped = scoped_rows(index, &options.scope)?;
+    let scoped = super::filters::scoped_rows(index, &options.scope)?;
     let exclude: HashSet<usize> = exclude.iter().copied().collect();
     Ok(move |row: usize| {
         !index.dead_rows().contains(&row)
@@ -133,62 +130,6 @@ fn filter<'a>(
             && dated.as_ref().is_none_or(|d| d.contains(&row))
             && scoped.as_ref().is_none_or(|s| s.contains(&row))
     })
-}
-
-/// The rows `scope` allows, or `None` when it allows every row. An input
-/// no record was seen in is an error naming it, not an empty answer.
-fn scoped_rows(index: &Index, scope: &Scope) -> Result<Option<HashSet<usize>>> {
-    if !scope.is_set() {
-        return Ok(None);
-    }
-    let db = index.db();
-    let mut rows: Option<HashSet<usize>> = None;
-    if !scope.sources.is_empty() {
-        let mut seen = HashSet::new();
-        for name in &scope.sources {
-            let mut found = db.rows_seen_in(name)?;
-            if found.is_empty() {
-                // A path typed differently from the one indexed: its name.
-                let file = std::path::Path::new(name).file_name();
-                if let Some(file) = file.and_then(|f| f.to_str()).filter(|f| *f != name) {
-                    found = db.rows_seen_in(file)?;
-                }
-            }
-            if found.is_empty() {
-                return Err(Error::InvalidArgument {
-                    name: "--in".into(),
-                    reason: format!(
-                        "no indexed paper was seen in `{name}` (`papers info` lists the input files)"
-                    ),
-                });
-            }
-            seen.extend(found);
-        }
-        rows = Some(seen);
-    }
-    let mut narrow = |found: HashSet<usize>| {
-        rows = Some(match rows.take() {
-            Some(before) => before.intersection(&found).copied().collect(),
-            None => found,
-        });
-    };
-    for author in &scope.authors {
-        narrow(db.rows_by_author(author)?);
-    }
-    if !scope.categories.is_empty() {
-        let mut any = HashSet::new();
-        for category in &scope.categories {
-            any.extend(db.rows_in_category(category)?);
-        }
-        narrow(any);
-    }
-    if scope.listed.is_set() {
-        narrow(db.rows_listed(
-            scope.listed.since.unwrap_or(0),
-            scope.listed.until.unwrap_or(99_991_231),
-        )?);
-    }
-    Ok(rows)
 }
 
 /// Answers a text query in `options.mode`: `vector` is the query's

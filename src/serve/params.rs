@@ -237,12 +237,8 @@ impl Params {
             authors: self.all("author").to_vec(),
             categories: self.all("category").to_vec(),
         };
-        for within in self.all("in") {
-            match crate::paper::parse_date(within).filter(|_| within.len() == 10) {
-                Some(day) => scope.listed = scope.listed.narrowed_to(day),
-                None => scope.sources.push(within.clone()),
-            }
-        }
+        // An input or a day: told apart against the index.
+        scope.sources.extend(self.all("in").iter().cloned());
         Ok(SearchOptions {
             limit: self.number("k", 10, 1..=MAX_K)?,
             min_score: self.real("min_score", 0.0, 1.0)?,

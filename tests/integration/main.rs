@@ -5,6 +5,7 @@ mod doors;
 mod encoder;
 mod errors;
 mod feed;
+mod filters;
 mod graphs;
 mod handoff;
 mod hostile;
