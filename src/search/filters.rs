@@ -86,26 +86,27 @@ pub fn scoped_rows(index: &Index, scope: &Scope) -> Result<Option<HashSet<usize>
     Ok(rows)
 }
 
-/// The rows published within `dates` (`--since`/`--until`); none is an
-/// error naming the dates the index has.
+/// The rows published within `dates` (`--since`/`--until`); none, where
+/// some papers have dates, is an error naming the dates the index has.
 pub fn dated_rows(index: &Index, dates: DateRange) -> Result<HashSet<usize>> {
     let found = index.rows_dated(dates.since.unwrap_or(0), dates.until.unwrap_or(u32::MAX))?;
-    if found.is_empty() {
-        let known = index.db().published_range()?;
-        let had = match known {
-            Some((first, last)) => format!(
-                "the papers indexed were published from {} to {}",
-                format_date(first),
-                format_date(last)
-            ),
-            None => "no indexed paper has a publication date (text dumps have none)".into(),
-        };
-        return Err(filter(
-            "--since/--until",
-            format!("no indexed paper was published {} ({had})", window(dates)),
-        ));
+    if !found.is_empty() {
+        return Ok(found);
     }
-    Ok(found)
+    // An index of text dumps has no dates at all: the note on undated
+    // records already says why nothing is left, and the answer is empty.
+    let Some((first, last)) = index.db().published_range()? else {
+        return Ok(found);
+    };
+    Err(filter(
+        "--since/--until",
+        format!(
+            "no indexed paper was published {} (the papers indexed were published from {} to {})",
+            window(dates),
+            format_date(first),
+            format_date(last)
+        ),
+    ))
 }
 
 /// The rows one `--in` value names.
