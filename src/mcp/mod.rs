@@ -8,6 +8,7 @@
 //! error (`isError: true`, the message in the text), not a protocol failure.
 
 mod lines;
+mod stdio;
 
 use std::sync::Arc;
 
@@ -268,13 +269,13 @@ pub fn run(searcher: Arc<Searcher>) -> Result<()> {
         .build()
         .map_err(|e| Error::io("the server's threads", e))?;
     let served = runtime.block_on(async move {
-        // stdin -> `lines::read` -> the SDK -> `lines::write` -> stdout, with
+        // stdin -> `stdio::read` -> the SDK -> `stdio::write` -> stdout, with
         // the reader's own answers to bad lines merged in by the writer.
         let (to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
         let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
         let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(lines::read(tokio::io::stdin(), to_sdk, answers));
-        let writer = tokio::spawn(lines::write(from_sdk, answered, tokio::io::stdout()));
+        tokio::spawn(stdio::read(tokio::io::stdin(), to_sdk, answers));
+        let writer = tokio::spawn(stdio::write(from_sdk, answered, tokio::io::stdout()));
         let service = Server::new(searcher)
             .serve((sdk_in, sdk_out))
             .await
