@@ -116,24 +116,6 @@ fn markdown(feed: &Feed) -> String {
     out
 }
 
-/// Text escaped for XML character data and attribute values.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 does not allow at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -190,32 +172,36 @@ fn rss(feed: &Feed, link: &str) -> String {
     out.push_str("<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n");
     out.push_str(&format!(
         "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
-        xml(&title(feed)),
-        xml(link),
-        xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        escape::xml(&title(feed)),
+        escape::xml(link),
+        escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
         rfc822(now()),
     ));
     if link.starts_with("http") {
         out.push_str(&format!(
             "<atom:link href=\"{}\" rel=\"self\" type=\"application/rss+xml\"/>\n",
-            xml(link)
+            escape::xml(link)
         ));
     }
     for hit in &feed.hits {
         let paper = &hit.found.paper;
         out.push_str("<item>\n");
-        out.push_str(&format!("<title>{}</title>\n", xml(&paper.headline())));
+        out.push_str(&format!(
+            "<title>{}</title>\n",
+            escape::xml(&paper.headline())
+        ));
         if let Some(url) = page(paper) {
-            out.push_str(&format!("<link>{}</link>\n", xml(&url)));
+            out.push_str(&format!("<link>{}</link>\n", escape::xml(&url)));
         }
         out.push_str(&format!(
             "<guid isPermaLink=\"false\">papers:{}</guid>\n<category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n",
             paper.id.hex(),
-            xml(&hit.because.tag),
+            escape::xml(&hit.because.tag),
             rfc822(dated(paper)),
-            // An RSS description is HTML: the text is escaped as HTML, then
-            // as XML, so a reader shows markup in an abstract as text.
-            xml(&escape::html(&description(hit))),
+            // An RSS description is HTML: the text is escaped once for
+            // HTML, then for XML, so a reader shows markup in an abstract
+            // as text.
+            escape::xml(&escape::xml(&description(hit))),
         ));
         out.push_str("</item>\n");
     }
@@ -228,13 +214,16 @@ fn atom(feed: &Feed, link: &str) -> String {
     out.push_str("<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
     out.push_str(&format!(
         "<id>urn:papers:feed:{}</id>\n<title>{}</title>\n<subtitle>{}</subtitle>\n<updated>{}</updated>\n<generator>papers</generator>\n",
-        xml(&feed.tags.join(",")),
-        xml(&title(feed)),
-        xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        escape::xml(&feed.tags.join(",")),
+        escape::xml(&title(feed)),
+        escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
         rfc3339(now()),
     ));
     if !link.is_empty() {
-        out.push_str(&format!("<link rel=\"self\" href=\"{}\"/>\n", xml(link)));
+        out.push_str(&format!(
+            "<link rel=\"self\" href=\"{}\"/>\n",
+            escape::xml(link)
+        ));
     }
     for hit in &feed.hits {
         let paper = &hit.found.paper;
@@ -242,18 +231,18 @@ fn atom(feed: &Feed, link: &str) -> String {
         out.push_str(&format!(
             "<id>urn:papers:{}</id>\n<title>{}</title>\n<updated>{}</updated>\n",
             paper.id.hex(),
-            xml(&paper.headline()),
+            escape::xml(&paper.headline()),
             rfc3339(dated(paper)),
         ));
         if let Some(url) = page(paper) {
-            out.push_str(&format!("<link href=\"{}\"/>\n", xml(&url)));
+            out.push_str(&format!("<link href=\"{}\"/>\n", escape::xml(&url)));
         }
         let by = authors(paper);
         out.push_str(&format!(
             "<author><name>{}</name></author>\n<category term=\"{}\"/>\n<summary>{}</summary>\n",
-            xml(if by.is_empty() { "unknown" } else { &by }),
-            xml(&hit.because.tag),
-            xml(&description(hit)),
+            escape::xml(if by.is_empty() { "unknown" } else { &by }),
+            escape::xml(&hit.because.tag),
+            escape::xml(&description(hit)),
         ));
         out.push_str("</entry>\n");
     }
@@ -269,6 +258,9 @@ mod tests {
     fn dates_and_escaping() {
         assert_eq!(rfc822(1_796_342_400), "Fri, 04 Dec 2026 00:00:00 GMT");
         assert_eq!(rfc3339(1_796_342_400 + 3661), "2026-12-04T01:01:01Z");
-        assert_eq!(xml("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;");
+        assert_eq!(
+            escape::xml("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;"
+        );
     }
 }

@@ -21,8 +21,10 @@ pub fn csv_cell(text: &str) -> String {
     }
 }
 
-/// Text for HTML: `&`, `<`, `>` and quotes as entities.
-pub fn html(text: &str) -> String {
+/// Text escaped for XML (and HTML) character data and attribute values:
+/// markup as entities, and the control characters XML does not allow
+/// dropped.
+pub fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -30,7 +32,9 @@ pub fn html(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 does not allow at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
             c => out.push(c),
         }
     }

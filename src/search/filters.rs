@@ -25,7 +25,10 @@ pub fn scoped_rows(index: &Index, scope: &Scope) -> Result<Option<HashSet<usize>
         return Ok(None);
     }
     // Before the database's lock is taken: it takes it too.
-    let files = index.file_counts()?;
+    let files = match scope.sources.is_empty() {
+        true => BTreeMap::new(),
+        false => index.file_counts()?,
+    };
     let db = index.db();
     let mut rows: Option<HashSet<usize>> = None;
     if !scope.sources.is_empty() {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::serve::{chromium, Server};
+use crate::serve::{chromium, rendered_with, Server};
 use crate::util::{papers, small_index_copy};
 
 /// Sends `request` (a raw HTTP/1.1 head) and reads the answer: the status
@@ -98,22 +98,11 @@ fn a_dns_rebinding_page_reads_nothing_in_a_real_browser() {
     let index = small_index_copy();
     let server = Server::start(index.path(), &[]);
     let port = server.base.rsplit(':').next().unwrap();
-    let dom = |url: &str| {
-        let out = Command::new(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--host-resolver-rules=MAP rebind.example 127.0.0.1",
-                "--dump-dom",
-                url,
-            ])
-            .stderr(Stdio::null())
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let rules = [
+        "--disable-background-networking",
+        "--host-resolver-rules=MAP rebind.example 127.0.0.1",
+    ];
+    let dom = |url: &str| rendered_with(browser, url, &rules);
     let rebound = dom(&format!("http://rebind.example:{port}/api/list"));
     assert!(rebound.contains("does not answer to the host"), "{rebound}");
     assert!(!rebound.contains("\"id\""), "{rebound}");

@@ -18,11 +18,16 @@ fn records(index: &Path) -> u64 {
     info["records"].as_u64().unwrap()
 }
 
-fn ids(index: &Path) -> Vec<String> {
+/// `field` of every record `papers list` prints.
+fn listed(index: &Path, field: &str) -> Vec<String> {
     let list: Vec<Value> = papers_in(index, &["list", "--json"]).ok().json_lines();
     list.iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
+        .map(|p| p[field].as_str().unwrap().to_string())
         .collect()
+}
+
+fn ids(index: &Path) -> Vec<String> {
+    listed(index, "id")
 }
 
 #[test]
@@ -343,10 +348,7 @@ fn until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 fn texts(index: &Path) -> Vec<String> {
-    let list: Vec<Value> = papers_in(index, &["list", "--json"]).ok().json_lines();
-    list.iter()
-        .map(|p| p["text"].as_str().unwrap().to_string())
-        .collect()
+    listed(index, "text")
 }
 
 #[test]

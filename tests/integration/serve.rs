@@ -274,15 +274,20 @@ pub fn chromium() -> Option<&'static str> {
 
 /// The page at `url` after its script ran, as Chromium's DOM.
 pub fn rendered(browser: &str, url: &str) -> String {
+    rendered_with(browser, url, &[])
+}
+
+/// [`rendered`] with more of Chromium's switches.
+pub fn rendered_with(browser: &str, url: &str, switches: &[&str]) -> String {
     let out = std::process::Command::new(browser)
         .args([
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
             "--virtual-time-budget=10000",
-            "--dump-dom",
-            url,
         ])
+        .args(switches)
+        .args(["--dump-dom", url])
         .stderr(Stdio::null())
         .output()
         .unwrap();
