@@ -33,6 +33,8 @@ use papers::search::{exact_scan, Fusion, Mode, SearchOptions, Strategy, FUSION_D
 
 #[path = "beir/calibrate.rs"]
 mod calibrate;
+#[path = "beir/dump.rs"]
+mod dump;
 #[path = "beir/seeds.rs"]
 mod seeds;
 
@@ -43,7 +45,11 @@ type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 fn main() -> BoxResult<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tuning = args.iter().any(|a| a == "tune");
-    let split = if tuning || args.iter().any(|a| a == "train" || a == "calibrate") {
+    let split = if tuning
+        || args
+            .iter()
+            .any(|a| a == "train" || a == "calibrate" || a == "dump")
+    {
         "train"
     } else {
         "test"
@@ -105,7 +111,7 @@ fn main() -> BoxResult<()> {
     if tuning {
         return tune(&index, &model, &judged);
     }
-    if args.iter().any(|a| a == "calibrate") {
+    if args.iter().any(|a| a == "calibrate" || a == "dump") {
         let test_qrels = read_qrels(&scifact.join("qrels/test.tsv"))?;
         let test: Vec<(&str, HashSet<usize>)> = queries
             .iter()
@@ -118,18 +124,88 @@ fn main() -> BoxResult<()> {
                 Some((text.as_str(), found))
             })
             .collect();
+        if let Some(out) = args
+            .iter()
+            .position(|a| a == "dump")
+            .and_then(|i| args.get(i + 1))
+        {
+            let out = Path::new(out);
+            std::fs::create_dir_all(out)?;
+            let own = |s: &[(&str, HashSet<usize>)]| -> dump::Set {
+                s.iter().map(|(q, r)| (q.to_string(), r.clone())).collect()
+            };
+            let none = |s: &[(&str, HashSet<usize>)]| -> dump::Set {
+                s.iter()
+                    .map(|(q, _)| (q.to_string(), HashSet::new()))
+                    .collect()
+            };
+            let (seeds_index, labelled) = seeds::labelled(&root)?;
+            let foreign: dump::Set = labelled
+                .iter()
+                .map(|(q, _)| (q.clone(), HashSet::new()))
+                .collect();
+            dump::write(out, "scifact-train", &index, &model, &own(&judged))?;
+            dump::write(out, "scifact-test", &index, &model, &own(&test))?;
+            dump::write(out, "seeds", &seeds_index, &model, &labelled)?;
+            dump::write(out, "cs-on-scifact", &index, &model, &foreign)?;
+            dump::write(
+                out,
+                "scifact-train-on-seeds",
+                &seeds_index,
+                &model,
+                &none(&judged),
+            )?;
+            dump::write(
+                out,
+                "scifact-test-on-seeds",
+                &seeds_index,
+                &model,
+                &none(&test),
+            )?;
+            dump::write(
+                out,
+                "nonsense-scifact",
+                &index,
+                &model,
+                &dump::nonsense(100, 0x2545_f491_4f6c_dd1d),
+            )?;
+            dump::write(
+                out,
+                "nonsense-seeds",
+                &seeds_index,
+                &model,
+                &dump::nonsense(100, 0x9e37_79b9_7f4a_7c15),
+            )?;
+            if let Some(dir) = std::env::var_os("PAPERS_ARXIV_INDEX") {
+                let arxiv = Index::open(Path::new(&dir))?;
+                let (titles, typed) = dump::arxiv(&arxiv, 10)?;
+                dump::write(out, "arxiv-titles", &arxiv, &model, &titles)?;
+                dump::write(out, "arxiv-typed", &arxiv, &model, &typed)?;
+                dump::write(out, "scifact-test-on-arxiv", &arxiv, &model, &none(&test))?;
+                dump::write(
+                    out,
+                    "nonsense-arxiv",
+                    &arxiv,
+                    &model,
+                    &dump::nonsense(100, 0x1234_5678_9abc_def1),
+                )?;
+            }
+            return Ok(());
+        }
         return calibrate::run(&index, &model, &judged, &test, &root);
     }
     // The ranking's quality, every hit listed (`--min-score 0`), as the
-    // published scores count; then hybrid at the default floor, which
-    // trades some recall for answering "no match" (see
+    // published scores count; then each mode at the defaults, where a
+    // claim judged to match nothing lists no hit (see
     // `papers::search::relevance`).
     let mut table = Vec::new();
     let runs = [
         (Mode::Semantic, Some(0.0), "semantic"),
         (Mode::Lexical, Some(0.0), "lexical"),
         (Mode::Hybrid, Some(0.0), "hybrid"),
-        (Mode::Hybrid, None, "hybrid, default floor"),
+        (Mode::Semantic, None, "semantic, defaults"),
+        (Mode::Lexical, None, "lexical, defaults"),
+        (Mode::Hybrid, None, "hybrid, defaults"),
     ];
     for (mode, min_score, name) in runs {
         let started = Instant::now();

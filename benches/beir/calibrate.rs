@@ -18,7 +18,7 @@ use std::path::Path;
 
 use papers::embed::Embedder;
 use papers::index::Index;
-use papers::search::relevance::{self, Calibration, NO_MATCH};
+use papers::search::relevance::{self, Calibration};
 use papers::search::{dot, search_text, Fusion, Mode, SearchOptions, Strategy};
 
 use super::{metrics, BoxResult, K};
@@ -31,14 +31,14 @@ const KEEP: f64 = 0.95;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Candidate {
-    row: usize,
-    cosine: f32,
-    share: f32,
-    semantic: Option<usize>,
-    lexical: Option<usize>,
+    pub(crate) row: usize,
+    pub(crate) cosine: f32,
+    pub(crate) share: f32,
+    pub(crate) semantic: Option<usize>,
+    pub(crate) lexical: Option<usize>,
     /// The query's distinct analysed terms.
-    terms: usize,
-    relevant: bool,
+    pub(crate) terms: usize,
+    pub(crate) relevant: bool,
 }
 
 type Claims<'a> = [(&'a str, HashSet<usize>)];
@@ -212,7 +212,7 @@ pub fn run(
                     .filter(|&&p| p < floor)
                     .count()
             };
-            let mark = if floor == NO_MATCH { " (NO_MATCH)" } else { "" };
+            let mark = "";
             println!(
                 "| {} | {floor}{mark} | {train_kept:.3} | {test_kept:.3} | {seeds_kept:.3} | {train_empty} of {} | {} | {} |",
                 mode.name(),

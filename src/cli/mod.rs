@@ -160,9 +160,9 @@ pub struct RankArgs {
     #[arg(short = 'k', long = "limit", default_value_t = 10, value_parser = parse_count)]
     limit: u64,
 
-    /// Only results scoring at least S (0 to 1): for search, the estimated
-    /// probability of relevance [default: 0.005, below which a hit counts as
-    /// no match; 0 lists everything]; for similar, the cosine
+    /// Only results scoring at least S (0 to 1): for search, the relevance
+    /// score [default: the -k best, or none when the query matches nothing
+    /// in the index; 0 lists the -k best anyway]; for similar, the cosine
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_fraction)]
     min_score: Option<f32>,
 

@@ -60,7 +60,7 @@ enum SortArg {
 /// Search modes on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ModeArg {
-    /// Both rankings: the cosine and BM25, in one calibrated probability
+    /// Both rankings: the cosine and BM25, in one calibrated score
     Hybrid,
     /// Embedding similarity only
     Semantic,

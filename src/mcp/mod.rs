@@ -106,9 +106,9 @@ impl Server {
 
     #[tool(
         description = "Search the paper abstracts of the local index by meaning and words (hybrid). \
-                       Returns a JSON array of hits, best first: id, score (the estimated probability that \
-                       the paper is relevant, 0 to 1; papers under 0.005 are left out, so an empty array \
-                       means nothing in the index matches), headline, title/authors/arxiv_id \
+                       Returns a JSON array of hits, best first: id, score (relevance, 0 to 1: of hits \
+                       scored 0.8 or more most were relevant, under 0.2 few; an empty array means \
+                       nothing in the index is about the query), headline, title/authors/arxiv_id \
                        when known, text (the abstract), and evidence (the sentence that matched best), \
                        which an answer can quote and cite by id."
     )]

@@ -25,13 +25,12 @@
 //! | `evidence`        | string          | the sentence of the abstract closest to the query |
 //! | `query_paragraph` | integer         | with `--file`: the query paragraph it matched best (1-based) |
 //!
-//! `score` is on one scale in every search mode: the estimated probability
-//! (0 to 1) that the hit is relevant to the query, calibrated on BEIR
-//! SciFact's train claims from the cosine (semantic), the BM25 score as a
-//! share of the most the query's terms could score (lexical), or both
-//! (hybrid); hits are ordered by it (unless `--sort`), and those under the
-//! floor (`--min-score`, default 0.005) are left out, so a query about
-//! nothing in the index gives no lines. `semantic.score` is the cosine and
+//! `score` is on one scale in every search mode: relevance, 0 to 1, the
+//! share of hits given that score that were relevant on three collections
+//! (see `papers::search::relevance`); hits are ordered by it (unless
+//! `--sort`). A query about nothing in the index gives no lines; one that
+//! matches gives its `-k` best. `--min-score S` keeps the hits scoring at
+//! least S (0: the `-k` best even when nothing matches). `semantic.score` is the cosine and
 //! `lexical.score` the BM25 score. For `similar`, `score` is the cosine,
 //! 0 for anything pointing away. See `papers::search::relevance`.
 //!

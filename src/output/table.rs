@@ -126,7 +126,7 @@ fn ellipsis(line: &str, width: usize) -> String {
 fn legend(mode: Option<Mode>) -> String {
     match mode {
         Some(mode) => format!(
-            "SCORE: estimated probability that the paper is relevant ({} search; see `papers search --help`)",
+            "SCORE: relevance, 0 to 1 (0.8 and up: mostly relevant; under 0.2: rarely) ({} search; see `papers search --help`)",
             mode.name()
         ),
         None => "SCORE: cosine similarity of the abstracts (0 to 1)".into(),
@@ -137,11 +137,12 @@ fn legend(mode: Option<Mode>) -> String {
 pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize) -> io::Result<()> {
     let notes = &results.notes;
     if results.found.is_empty() {
-        let why = match notes.mode {
-            Some(_) if notes.floor > 0.0 => "no paper matched: nothing scored above the floor (--min-score 0 lists the closest papers anyway)",
-            _ => "no paper matched",
+        let why = match (notes.mode, notes.min_score) {
+            (Some(_), None) => "no paper matched: nothing in the index is about this (--min-score 0 lists the closest papers anyway)".to_string(),
+            (Some(_), Some(s)) if s > 0.0 => format!("no paper matched: nothing scored {s} or more (--min-score 0 lists the closest papers anyway)"),
+            _ => "no paper matched".to_string(),
         };
-        return writeln!(out, "{}", paint(why, DIM, color));
+        return writeln!(out, "{}", paint(&why, DIM, color));
     }
     let rank_w = results.found.len().to_string().len().max(1);
     let ids: Vec<String> = results.found.iter().map(|f| display_id(&f.paper)).collect();

@@ -186,7 +186,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         terms: terms.into_iter().flatten().collect(),
         analysis,
         explain: query.explain,
-        floor: options.min_score.unwrap_or(super::relevance::NO_MATCH),
+        min_score: options.min_score,
     };
     Ok(Results {
         found: ranked

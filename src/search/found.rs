@@ -35,9 +35,9 @@ pub struct Annotations {
     pub analysis: crate::lexical::Analysis,
     /// Show evidence and per-mode ranks in the table.
     pub explain: bool,
-    /// The least score a text query's hits had to reach (0: none), so an
-    /// empty list says whether the floor or the collection emptied it.
-    pub floor: f32,
+    /// The `--min-score` a text query's hits had to reach, when one was
+    /// given, so an empty list says whether it or the no-match rule emptied it.
+    pub min_score: Option<f32>,
 }
 
 /// A ranked list: the hits best first, and what to print with them.

@@ -148,9 +148,9 @@ impl Scope {
 pub struct SearchOptions {
     /// At most this many hits.
     pub limit: usize,
-    /// Drop hits scoring below this: the probability of relevance for text
-    /// queries (default [`super::relevance::NO_MATCH`]), the cosine for
-    /// `similar` (default none).
+    /// Drop hits scoring below this: the relevance score for text queries
+    /// (default none, and a query that matches nothing gets no hits: see
+    /// [`super::relevance`]), the cosine for `similar` (default none).
     pub min_score: Option<f32>,
     /// How to find candidates.
     pub strategy: Strategy,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::options::{Mode, SearchOptions};
-use super::relevance::{self, NO_MATCH};
+use super::relevance;
 
 /// A record's place in one ranking.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,13 +145,15 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
 }
 
 /// Ranks semantic hits (cosine scores) and lexical hits (BM25 scores) as
-/// `options.mode` says, each scored by its calibrated probability of
-/// relevance ([`super::relevance`]): `bound` is the most the query's terms
-/// could score in BM25, `terms` how many distinct terms it has, `cosine(row)` a record's cosine with the query for
-/// hybrid candidates the semantic list did not reach. The floor
-/// (`options.min_score`, else [`NO_MATCH`]) applies to that probability
-/// in every mode. Either list may be partial (graph candidates, matching
-/// records only).
+/// `options.mode` says, by their evidence ([`super::relevance`]), and
+/// scores them on the printed scale: `bound` is the most the query's terms
+/// could score in BM25, `terms` how many distinct terms it has,
+/// `cosine(row)` a record's cosine with the query for hybrid candidates the
+/// semantic list did not reach. Without `options.min_score`, a query whose
+/// best hits fail the mode's no-match rule gets none and one that passes
+/// gets its `limit` best; with it, hits scoring under it are left out (0
+/// keeps the `limit` best). Either list may be partial (graph candidates,
+/// matching records only).
 pub fn combine(
     semantic: Vec<Hit>,
     lexical: Vec<Hit>,
@@ -169,10 +171,6 @@ pub fn combine(
         }
     };
     let mode = options.mode;
-    let floored = SearchOptions {
-        min_score: Some(options.min_score.unwrap_or(NO_MATCH)),
-        ..options.clone()
-    };
     let mut hits: Vec<Hit> = match mode {
         Mode::Semantic => semantic,
         Mode::Lexical => lexical,
@@ -190,13 +188,34 @@ pub fn combine(
             fused.into_values().collect()
         }
     };
+    // Each hit's evidence, with the measurements the no-match rule reads.
+    let mut measured: Vec<(f32, f32, f32)> = Vec::with_capacity(hits.len());
     for hit in &mut hits {
         let cos = hit.semantic.map_or_else(|| cosine(hit.row), |r| r.score);
         let bm25 = hit.lexical.map_or(0.0, |r| share(r.score));
-        hit.score = relevance::probability(mode, cos, bm25, terms);
+        hit.score = relevance::evidence(mode, cos, bm25, terms);
+        measured.push((hit.score, cos, bm25));
     }
-    rank(hits, &floored)
+    measured.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best = measured.first().map_or(f32::NEG_INFINITY, |m| m.0);
+    let top = &measured[..measured.len().min(NO_MATCH_DEPTH)];
+    let (best_cosine, best_share) = top
+        .iter()
+        .fold((f32::MIN, 0f32), |(c, s), m| (c.max(m.1), s.max(m.2)));
+    if options.min_score.is_none()
+        && !relevance::matching(mode).matches(best_cosine, best_share, terms)
+    {
+        return Vec::new();
+    }
+    let scale = relevance::scale(mode);
+    for hit in &mut hits {
+        hit.score = scale.score(hit.score, best);
+    }
+    rank(hits, options)
 }
+
+/// How many of a query's best hits the no-match rule reads.
+pub const NO_MATCH_DEPTH: usize = 10;
 
 /// Orders hits best first (ties by row, the order records were added), applies the
 /// score floor and keeps at most `limit`.
@@ -270,7 +289,7 @@ mod tests {
             &options,
         );
         let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
-        let p = |c, b| relevance::probability(Mode::Hybrid, c, b, 3);
+        let p = |c, b| relevance::evidence(Mode::Hybrid, c, b, 3);
         let mut expected = [
             (0, p(0.9, 0.0)),
             (1, p(0.8, 0.1)),
@@ -279,8 +298,9 @@ mod tests {
         ];
         expected.sort_by(|a, b| b.1.total_cmp(&a.1));
         assert_eq!(rows, expected.map(|e| e.0));
-        for (hit, (_, score)) in hits.iter().zip(expected) {
-            assert!((hit.score - score).abs() < 1e-6);
+        let scale = relevance::scale(Mode::Hybrid);
+        for (hit, (_, e)) in hits.iter().zip(expected) {
+            assert!((hit.score - scale.score(e, expected[0].1)).abs() < 1e-6);
             assert!((0.0..=1.0).contains(&hit.score));
         }
         assert_eq!(
@@ -307,15 +327,26 @@ mod tests {
     }
 
     #[test]
-    fn every_mode_applies_the_default_floor() {
-        let semantic = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
+    fn no_match_is_decided_per_query_and_a_match_lists_the_k_best() {
         for mode in [Mode::Semantic, Mode::Hybrid] {
             let options = SearchOptions {
                 mode,
                 ..Default::default()
             };
-            let hits = combine(semantic.clone(), Vec::new(), (0.0, 3), &|_| 0.0, &options);
-            assert_eq!(hits.len(), 1, "{mode:?}: a cosine of -0.2 is no match");
+            // A strong best hit: every hit is listed, the weak one too.
+            let strong = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
+            let hits = combine(strong, Vec::new(), (0.0, 3), &|_| 0.0, &options);
+            assert_eq!(hits.len(), 2, "{mode:?}: a match lists its k best");
+            assert!(hits[0].score > 0.5 && hits[1].score < hits[0].score);
+            // Nothing near: no hit at all, unless --min-score 0 asks.
+            let weak = vec![Hit::new(0, 0.12), Hit::new(1, 0.05)];
+            let none = combine(weak.clone(), Vec::new(), (0.0, 3), &|_| 0.0, &options);
+            assert!(none.is_empty(), "{mode:?}: a cosine of 0.12 is no match");
+            let all = SearchOptions {
+                min_score: Some(0.0),
+                ..options
+            };
+            assert_eq!(combine(weak, Vec::new(), (0.0, 3), &|_| 0.0, &all).len(), 2);
         }
     }
 }

@@ -67,19 +67,19 @@ fn search_honours_limit_and_min_score_in_every_mode() {
         };
         let hits = search(&["-k", "3", "--min-score", "0"]);
         assert_eq!(hits.len(), 3, "{mode}");
-        // One scale everywhere: a probability, best first.
+        // One scale everywhere: relevance from 0 to 1, best first.
         assert!(
             hits.iter().all(|h| (0.0..=1.0).contains(&h.score)),
             "{mode}: {hits:#?}"
         );
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{mode}");
-        // The length generalization papers are likely relevant (semantic
-        // mode rates short queries lower: its calibration is mostly
-        // SciFact's sentence-long claims).
-        let least = if mode == "semantic" { 0.01 } else { 0.2 };
+        // The seeds' length generalization papers read as relevant (semantic
+        // mode scores a few typed words lower: its evidence is the cosine
+        // alone; the README's table gives its median).
+        let least = if mode == "semantic" { 0.3 } else { 0.5 };
         assert!(hits[0].score > least, "{mode}: {hits:#?}");
         if mode == "semantic" {
-            // The probability rises with the cosine it is calibrated from.
+            // The score rises with the cosine it is calibrated from.
             let cosines: Vec<f32> = hits
                 .iter()
                 .map(|h| h.semantic.as_ref().unwrap().score)
@@ -93,6 +93,11 @@ fn search_honours_limit_and_min_score_in_every_mode() {
             "{mode}: --min-score {floor} gave {floored:#?}"
         );
         assert!(floored.len() < 10, "{mode}");
+        // Without --min-score a query that matches lists its k best, the
+        // weak ones too: no hit-by-hit floor hides any.
+        let all = search(&["-k", "25"]);
+        assert_eq!(all.len(), 25, "{mode}");
+        assert!(all[24].score < 0.2, "{mode}: {:?}", all[24]);
         assert!(seed(&[
             "search",
             "--json",
@@ -124,12 +129,61 @@ fn a_query_about_nothing_in_the_index_gets_no_hits() {
         "{}",
         table.stdout
     );
-    // --min-score 0 lists the closest anyway, each scored near 0.
+    // --min-score 0 lists the closest anyway.
     let closest: Vec<Hit> = seed(&["search", "--json", "--min-score", "0", "-k", "3", "zzzxqy"])
         .ok()
         .json_lines();
     assert_eq!(closest.len(), 3);
-    assert!(closest.iter().all(|h| h.score < 0.005), "{closest:#?}");
+    // A question from another field (the seeds are computer science) gets
+    // nothing in every mode, and a plainly on-topic one gets its k best.
+    for mode in ["semantic", "lexical", "hybrid"] {
+        let off = ["search", "--json", "--mode", mode];
+        let run = seed(
+            &[
+                &off[..],
+                &["vitamin D deficiency and bone fractures in elderly women"],
+            ]
+            .concat(),
+        )
+        .ok();
+        assert!(run.stdout.is_empty(), "{mode}: {}", run.stdout);
+        let on: Vec<Hit> = seed(&[&off[..], &["position encoding for long contexts"]].concat())
+            .ok()
+            .json_lines();
+        assert_eq!(on.len(), 10, "{mode}");
+    }
+}
+
+#[test]
+fn a_right_hit_reads_as_a_strong_match_and_holds_when_words_are_added() {
+    crate::needs!(Seeds);
+    // The README's demo: the length-generalization papers lead with a
+    // score of a strong match.
+    let hits: Vec<Hit> = seed(&[
+        "search",
+        "--json",
+        "-k",
+        "3",
+        "position encoding for long contexts",
+    ])
+    .ok()
+    .json_lines();
+    assert!(hits[0].score >= 0.5, "{hits:#?}");
+    // The same paper for a longer query stays a match and stays on top.
+    let longer: Vec<Hit> = seed(&[
+        "search",
+        "--json",
+        "-k",
+        "3",
+        "position encoding for long contexts in large language models",
+    ])
+    .ok()
+    .json_lines();
+    let again = longer.iter().find(|h| h.id == hits[0].id);
+    assert!(
+        again.is_some_and(|h| h.score >= 0.5 && h.score > hits[0].score - 0.35),
+        "{hits:#?}\n{longer:#?}"
+    );
 }
 
 #[test]
@@ -165,7 +219,7 @@ fn the_table_has_a_header_naming_the_score_and_a_legend() {
         let legend = run
             .stdout
             .lines()
-            .position(|l| l.starts_with("SCORE: estimated probability"));
+            .position(|l| l.starts_with("SCORE: relevance, 0 to 1"));
         assert!(legend.is_some(), "{}", run.stdout);
     }
 }
