@@ -335,7 +335,8 @@ mod tests {
             };
             // A strong best hit: every hit is listed, the weak one too.
             let strong = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
-            let hits = combine(strong, Vec::new(), (0.0, 3), &|_| 0.0, &options);
+            let words = vec![Hit::new(0, 10.0)];
+            let hits = combine(strong, words, (10.0, 3), &|_| 0.0, &options);
             assert_eq!(hits.len(), 2, "{mode:?}: a match lists its k best");
             assert!(hits[0].score > 0.5 && hits[1].score < hits[0].score);
             // Nothing near: no hit at all, unless --min-score 0 asks.

@@ -312,9 +312,9 @@ fn the_page_searches_and_finds_similar_papers_in_a_real_browser() {
     let server = Server::start(index.path(), &[]);
     let dom = rendered(
         browser,
-        &format!("{}/?q=long%20context%20attention", server.base),
+        &format!("{}/?q=rotary%20position%20encoding", server.base),
     );
-    let want = ids(&server.json("/api/search?q=long%20context%20attention&k=20"));
+    let want = ids(&server.json("/api/search?q=rotary%20position%20encoding&k=20"));
     assert!(!want.is_empty());
     assert_eq!(
         shown_ids(&dom),

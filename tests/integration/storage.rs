@@ -261,7 +261,17 @@ fn appended_segments_score_as_one_build_does() {
     let scores = |index: &Path, query: &str| -> Vec<(String, String)> {
         let mut hits: Vec<(String, String)> = papers_in(
             index,
-            &["search", "--json", "--mode", "lexical", "-k", "100", query],
+            &[
+                "search",
+                "--json",
+                "--mode",
+                "lexical",
+                "--min-score",
+                "0",
+                "-k",
+                "100",
+                query,
+            ],
         )
         .ok()
         .json_lines::<serde_json::Value>()
