@@ -7,10 +7,9 @@
 //! (named in the qrels or not). Each mode's coefficients are fitted by
 //! Newton's method on the train claims; the test claims then show how well
 //! the library's constants hold (log loss, a reliability table), how
-//! ranking by the hybrid probability compares with reciprocal-rank fusion,
-//! which floor keeps 95% of the relevant records in the top 10, and how
-//! many queries about nothing in SciFact (the seeds' computer-science
-//! queries, random letter strings) the floor leaves with no hit.
+//! and how ranking by the hybrid probability compares with reciprocal-rank
+//! fusion. The printed score and the no-match rule built on this evidence
+//! are fitted by `bench/score.py` on the pools `-- dump` writes.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -25,9 +24,6 @@ use super::{metrics, BoxResult, K};
 
 /// Candidates per ranking.
 const POOL: usize = 100;
-
-/// Share of the relevant top-10 records the floor should keep.
-const KEEP: f64 = 0.95;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Candidate {
@@ -145,83 +141,6 @@ pub fn run(
         println!("| {name} | {:.4} | {:.4} | {:.4} |", m[0], m[1], m[2]);
     }
 
-    // Queries about nothing in SciFact: the best probability each gets,
-    // through the search path itself.
-    let eval = std::fs::read_to_string(root.join("eval/queries.jsonl"))?;
-    let foreign: Vec<String> = eval
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v["query"].as_str().map(str::to_string))
-        .collect();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut letters = |n: usize| -> String {
-        (0..n)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (b'a' + (seed % 26) as u8) as char
-            })
-            .collect()
-    };
-    let nonsense: Vec<String> = (0..100)
-        .map(|i| {
-            (0..1 + i % 3)
-                .map(|_| letters(5 + i % 6))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
-    let mut best: HashMap<(&str, &str), Vec<f32>> = HashMap::new();
-    for (name, texts) in [("foreign", &foreign), ("nonsense", &nonsense)] {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = model.embed(&refs, &mut |_| ControlFlow::Continue(()))?;
-        for mode in [Mode::Semantic, Mode::Lexical, Mode::Hybrid] {
-            let options = SearchOptions {
-                mode,
-                limit: 1,
-                min_score: Some(0.0),
-                ..Default::default()
-            };
-            for (text, vector) in refs.iter().zip(&vectors) {
-                let hits = search_text(index, text, Some(vector), &options)?;
-                let top = hits.first().map_or(0.0, |h| h.score);
-                best.entry((name, mode.name())).or_default().push(top);
-            }
-        }
-    }
-
-    println!("\nThe floor: relevant records of the top 10 kept (train claims), claims left with no hit, and queries about nothing in SciFact left with no hit ({} of the seeds' computer-science eval queries, {} random letter strings):", foreign.len(), nonsense.len());
-    println!("| mode | floor | relevant kept (train) | relevant kept (test) | relevant kept (seeds) | train claims with no hit | CS queries with no hit | letter strings with no hit |");
-    println!("|---|---|---|---|---|---|---|---|");
-    for mode in [Mode::Semantic, Mode::Lexical, Mode::Hybrid] {
-        let library = relevance::calibration(mode);
-        let keeping = floor_keeping(mode, &library, &train_pools, KEEP);
-        println!(
-            "| {} | ({:.0}% kept from {keeping:.4}) | | | | | |",
-            mode.name(),
-            KEEP * 100.0
-        );
-        for floor in [0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05] {
-            let (train_kept, train_empty) = kept(mode, &library, &train_pools, floor);
-            let (test_kept, _) = kept(mode, &library, &test_pools, floor);
-            let (seeds_kept, _) = kept(mode, &library, &seed_pools, floor);
-            let empty = |name| {
-                best[&(name, mode.name())]
-                    .iter()
-                    .filter(|&&p| p < floor)
-                    .count()
-            };
-            let mark = "";
-            println!(
-                "| {} | {floor}{mark} | {train_kept:.3} | {test_kept:.3} | {seeds_kept:.3} | {train_empty} of {} | {} | {} |",
-                mode.name(),
-                train.len(),
-                empty("foreign"),
-                empty("nonsense"),
-            );
-        }
-    }
     Ok(())
 }
 
@@ -402,34 +321,6 @@ fn top(mode: Mode, cal: &Calibration, pool: &[Candidate]) -> Vec<(f32, bool, usi
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
     scored.truncate(K);
     scored
-}
-
-/// The highest floor that keeps `keep` of the relevant top-10 records.
-fn floor_keeping(mode: Mode, cal: &Calibration, pools: &[Vec<Candidate>], keep: f64) -> f32 {
-    let mut relevant: Vec<f32> = pools
-        .iter()
-        .flat_map(|pool| top(mode, cal, pool))
-        .filter(|t| t.1)
-        .map(|t| t.0)
-        .collect();
-    relevant.sort_by(|a, b| a.total_cmp(b));
-    let cut = ((1.0 - keep) * relevant.len() as f64).floor() as usize;
-    relevant.get(cut).copied().unwrap_or(0.0)
-}
-
-/// The share of relevant top-10 records at or above `floor`, and how many
-/// claims keep no hit at all.
-fn kept(mode: Mode, cal: &Calibration, pools: &[Vec<Candidate>], floor: f32) -> (f64, usize) {
-    let (mut relevant, mut above, mut empty) = (0usize, 0usize, 0usize);
-    for pool in pools {
-        let best = top(mode, cal, pool);
-        empty += best.iter().all(|t| t.0 < floor) as usize;
-        for t in best.iter().filter(|t| t.1) {
-            relevant += 1;
-            above += (t.0 >= floor) as usize;
-        }
-    }
-    (above as f64 / relevant.max(1) as f64, empty)
 }
 
 fn mean_metrics(

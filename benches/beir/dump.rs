@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::Path;
 
 use papers::embed::Embedder;
@@ -48,7 +47,6 @@ pub fn write(
             )?;
         }
     }
-    let _ = model.embed(&[], &mut |_| ControlFlow::Continue(()));
     eprintln!("{name}: {} queries", set.len());
     Ok(())
 }

@@ -143,6 +143,8 @@ mod tests {
         assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
         assert_eq!(csv_cell("plain, text"), "\"plain, text\"");
         assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a, \"b\""), "\"a, \"\"b\"\"\"");
+        assert_eq!(bibtex("50% of {x} & $y_1$"), "50\\% of {x} \\& \\$y\\_1\\$");
     }
 
     #[test]

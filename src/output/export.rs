@@ -55,11 +55,6 @@ fn year(paper: &Paper) -> Option<u32> {
     })
 }
 
-/// Text safe inside a braced BibTeX field.
-fn tex(text: &str) -> String {
-    escape::bibtex(text)
-}
-
 /// `lastname` + year + first long title word, lower-case ASCII letters
 /// and digits: `lovelace2025rotary`; `papers-<short id>` without authors.
 fn key(paper: &Paper) -> String {
@@ -94,9 +89,9 @@ fn bibtex(papers: &[Paper]) -> String {
             }
             key = format!("{base}{suffix}");
         }
-        let mut fields = vec![("title", format!("{{{}}}", tex(&title(paper))))];
+        let mut fields = vec![("title", format!("{{{}}}", escape::bibtex(&title(paper))))];
         if !authors(paper).is_empty() {
-            let names: Vec<String> = authors(paper).iter().map(|a| tex(a)).collect();
+            let names: Vec<String> = authors(paper).iter().map(|a| escape::bibtex(a)).collect();
             fields.push(("author", names.join(" and ")));
         }
         if let Some(year) = year(paper) {
@@ -106,15 +101,15 @@ fn bibtex(papers: &[Paper]) -> String {
             fields.push(("eprint", id.to_string()));
             fields.push(("archivePrefix", "arXiv".into()));
             if let Some(category) = paper.meta.as_ref().and_then(|m| m.categories.first()) {
-                fields.push(("primaryClass", tex(category)));
+                fields.push(("primaryClass", escape::bibtex(category)));
             }
         }
         if let Some(url) = url(paper) {
             fields.push(("url", url));
         } else if let Some(source) = paper.sources.first() {
-            fields.push(("note", format!("Seen in {}", tex(&source.file))));
+            fields.push(("note", format!("Seen in {}", escape::bibtex(&source.file))));
         }
-        fields.push(("abstract", tex(&paper.text)));
+        fields.push(("abstract", escape::bibtex(&paper.text)));
         fields.push(("papers_id", paper.id.hex()));
         out.push_str(&format!("@misc{{{key},\n"));
         for (name, value) in fields {
@@ -123,11 +118,6 @@ fn bibtex(papers: &[Paper]) -> String {
         out.push_str("}\n\n");
     }
     out
-}
-
-/// A CSV field: quoted when it needs to be, never a formula.
-fn field(text: &str) -> String {
-    escape::csv_cell(text)
 }
 
 fn csv(papers: &[Paper]) -> String {
@@ -151,7 +141,7 @@ fn csv(papers: &[Paper]) -> String {
             sources.join("; "),
             paper.text.clone(),
         ];
-        let row: Vec<String> = row.iter().map(|f| field(f)).collect();
+        let row: Vec<String> = row.iter().map(|f| escape::csv_cell(f)).collect();
         out.push_str(&row.join(","));
         out.push_str("\r\n");
     }
@@ -181,16 +171,4 @@ fn markdown(papers: &[Paper]) -> String {
         out.push_str(&format!("- {}\n", parts.join(" · ")));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping() {
-        assert_eq!(tex("50% of {x} & $y_1$"), "50\\% of {x} \\& \\$y\\_1\\$");
-        assert_eq!(field("a, \"b\""), "\"a, \"\"b\"\"\"");
-        assert_eq!(field("plain"), "plain");
-    }
 }

@@ -215,7 +215,7 @@ pub fn combine(
 }
 
 /// How many of a query's best hits the no-match rule reads.
-pub const NO_MATCH_DEPTH: usize = 10;
+const NO_MATCH_DEPTH: usize = 10;
 
 /// Orders hits best first (ties by row, the order records were added), applies the
 /// score floor and keeps at most `limit`.

@@ -127,13 +127,6 @@ pub fn evidence(mode: Mode, cosine: f32, bm25_share: f32, terms: usize) -> f32 {
     calibration(mode).evidence(cosine, bm25_share, terms)
 }
 
-/// [`evidence`] as a probability: the calibration's own scale, fitted on
-/// every candidate of SciFact's claims (so it runs low on any other
-/// collection). Benchmarks compare with it; nothing prints it.
-pub fn probability(mode: Mode, cosine: f32, bm25_share: f32, terms: usize) -> f32 {
-    sigmoid(evidence(mode, cosine, bm25_share, terms))
-}
-
 /// The logistic function.
 pub fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
@@ -242,13 +235,19 @@ mod tests {
             let mut last = -1.0;
             for step in 0..=20 {
                 let x = step as f32 / 20.0;
-                let p = probability(mode, x, x, 5);
+                let p = calibration(mode).probability(x, x, 5);
                 assert!((0.0..=1.0).contains(&p), "{mode:?} {x}: {p}");
                 assert!(p >= last, "{mode:?} falls at {x}");
                 last = p;
             }
         }
-        assert!(probability(Mode::Hybrid, 0.5, 0.5, 5) > probability(Mode::Hybrid, 0.5, 0.0, 5));
-        assert!(probability(Mode::Hybrid, 0.6, 0.0, 5) > probability(Mode::Hybrid, 0.5, 0.0, 5));
+        assert!(
+            calibration(Mode::Hybrid).probability(0.5, 0.5, 5)
+                > calibration(Mode::Hybrid).probability(0.5, 0.0, 5)
+        );
+        assert!(
+            calibration(Mode::Hybrid).probability(0.6, 0.0, 5)
+                > calibration(Mode::Hybrid).probability(0.5, 0.0, 5)
+        );
     }
 }
