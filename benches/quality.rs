@@ -77,14 +77,15 @@ fn main() -> papers::Result<()> {
             .map(|prefix| index.resolve(prefix))
             .collect::<papers::Result<_>>()?;
         // The ranking with every hit listed (`--min-score 0`), then what
-        // `papers search` answers by default, below the floor left out.
+        // `papers search` answers by default: nothing for a query judged to
+        // match nothing, else the k best.
         let runs = [
             (Mode::Semantic, Some(0.0), "semantic"),
             (Mode::Lexical, Some(0.0), "lexical"),
             (Mode::Hybrid, Some(0.0), "hybrid"),
-            (Mode::Semantic, None, "semantic, default floor"),
-            (Mode::Lexical, None, "lexical, default floor"),
-            (Mode::Hybrid, None, "hybrid, default floor"),
+            (Mode::Semantic, None, "semantic, defaults"),
+            (Mode::Lexical, None, "lexical, defaults"),
+            (Mode::Hybrid, None, "hybrid, defaults"),
         ];
         for (mode, min_score, name) in runs {
             // What `papers search --mode MODE -k 10 QUERY` answers.
@@ -133,9 +134,9 @@ fn main() -> papers::Result<()> {
             "semantic",
             "lexical",
             "hybrid",
-            "semantic, default floor",
-            "lexical, default floor",
-            "hybrid, default floor",
+            "semantic, defaults",
+            "lexical, defaults",
+            "hybrid, defaults",
         ] {
             let Some(rows) = table.get(&(mode, kind.to_string())) else {
                 continue;
