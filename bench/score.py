@@ -52,9 +52,9 @@ def load(name):
     except FileNotFoundError:
         return None
     for line in lines:
-        _, q, terms, row, cos, share, sem, lex, rel, _ = line.split("\t")
+        _, q, terms, row, cos, share, sem, lex, rel, _, centre = line.split("\t")
         pools[int(q)].append((int(terms), int(row), float(cos), float(share),
-                              int(sem), int(lex), int(rel)))
+                              int(sem), int(lex), int(rel), float(centre)))
     return dict(pools)
 
 
@@ -75,8 +75,12 @@ def query_features(mode, best):
     cos = max(x[2] for _, x in best)
     share = max(x[3] for _, x in best)
     length = np.log(max(best[0][1][0], 1))
+    # The query's cosine with the collection's centre helps hybrid mode
+    # tell fields apart; semantic mode alone it misleads (random letter
+    # strings lie near every centre), so it reads it not.
+    centre = best[0][1][7]
     return {"semantic": [1, cos, length], "lexical": [1, share, length],
-            "hybrid": [1, cos, share, length]}[mode]
+            "hybrid": [1, cos, share, length, centre]}[mode]
 
 
 def logistic(X, y, w, ridge=1e-4):
@@ -141,7 +145,7 @@ def main():
         scales[mode] = logistic(X, y, w)
 
     print("## Constants (src/search/relevance.rs)\n")
-    print("| mode | no-match rule: intercept, cosine, BM25 share, ln(terms) | threshold | scale: intercept, evidence, behind the best |")
+    print("| mode | no-match rule: intercept, cosine, BM25 share, ln(terms), centre | threshold | scale: intercept, evidence, behind the best |")
     print("|---|---|---|---|")
     for mode in MODES:
         beta, t = rules[mode]

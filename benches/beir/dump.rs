@@ -1,7 +1,8 @@
 //! `cargo bench --bench beir -- dump DIR`: writes every query set's
 //! candidate pools as TSV for exploring the score (one line a candidate:
 //! set, query, terms, row, cosine, share, semantic rank, lexical rank,
-//! relevant).
+//! relevant, relevant records of the query, the query's cosine with the
+//! collection's centre).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -25,6 +26,15 @@ pub fn write(
     let claims: Vec<(&str, HashSet<usize>)> =
         set.iter().map(|(q, r)| (q.as_str(), r.clone())).collect();
     let pools = pools(index, model, &claims)?;
+    // Each query's cosine with the collection's centre, as hybrid mode's
+    // no-match rule reads it (the last column).
+    let centre = papers::search::relevance::centre(index);
+    let texts: Vec<&str> = claims.iter().map(|(t, _)| *t).collect();
+    let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
+    let near: Vec<f32> = vectors
+        .iter()
+        .map(|v| papers::search::dot(v, &centre))
+        .collect();
     let mut file = std::io::BufWriter::new(std::fs::File::create(out.join(format!("{name}.tsv")))?);
     for (q, pool) in pools.iter().enumerate() {
         for c in pool {
@@ -39,11 +49,12 @@ pub fn write(
             } = *c;
             writeln!(
                 file,
-                "{name}\t{q}\t{terms}\t{row}\t{cosine}\t{share}\t{}\t{}\t{}\t{}",
+                "{name}\t{q}\t{terms}\t{row}\t{cosine}\t{share}\t{}\t{}\t{}\t{}\t{}",
                 semantic.unwrap_or(0),
                 lexical.unwrap_or(0),
                 relevant as u8,
                 set[q].1.len(),
+                near[q],
             )?;
         }
     }

@@ -147,7 +147,9 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
 /// Ranks semantic hits (cosine scores) and lexical hits (BM25 scores) as
 /// `options.mode` says, by their evidence ([`super::relevance`]), and
 /// scores them on the printed scale: `bound` is the most the query's terms
-/// could score in BM25, `terms` how many distinct terms it has,
+/// could score in BM25, `terms` how many distinct terms it has, `centre`
+/// the query's cosine with the collection's centre (hybrid mode's no-match
+/// rule reads it),
 /// `cosine(row)` a record's cosine with the query for hybrid candidates the
 /// semantic list did not reach. Without `options.min_score`, a query whose
 /// best hits fail the mode's no-match rule gets none and one that passes
@@ -157,7 +159,7 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
 pub fn combine(
     semantic: Vec<Hit>,
     lexical: Vec<Hit>,
-    (bound, terms): (f32, usize),
+    (bound, terms, centre): (f32, usize, f32),
     cosine: &dyn Fn(usize) -> f32,
     options: &SearchOptions,
 ) -> Vec<Hit> {
@@ -202,9 +204,13 @@ pub fn combine(
     let (best_cosine, best_share) = top
         .iter()
         .fold((f32::MIN, 0f32), |(c, s), m| (c.max(m.1), s.max(m.2)));
-    if options.min_score.is_none()
-        && !relevance::matching(mode).matches(best_cosine, best_share, terms)
-    {
+    let evidence = relevance::QueryEvidence {
+        best_cosine,
+        best_share,
+        terms,
+        centre,
+    };
+    if options.min_score.is_none() && !relevance::matching(mode).matches(&evidence) {
         return Vec::new();
     }
     let scale = relevance::scale(mode);
@@ -284,7 +290,7 @@ mod tests {
         let hits = combine(
             semantic.clone(),
             lexical.clone(),
-            (10.0, 3),
+            (10.0, 3, 0.0),
             &cosine,
             &options,
         );
@@ -316,7 +322,7 @@ mod tests {
         let floored = combine(
             semantic,
             lexical,
-            (10.0, 3),
+            (10.0, 3, 0.0),
             &cosine,
             &SearchOptions {
                 min_score: Some(floor),
@@ -336,18 +342,21 @@ mod tests {
             // A strong best hit: every hit is listed, the weak one too.
             let strong = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
             let words = vec![Hit::new(0, 10.0)];
-            let hits = combine(strong, words, (10.0, 3), &|_| 0.0, &options);
+            let hits = combine(strong, words, (10.0, 3, 0.0), &|_| 0.0, &options);
             assert_eq!(hits.len(), 2, "{mode:?}: a match lists its k best");
             assert!(hits[0].score > 0.5 && hits[1].score < hits[0].score);
             // Nothing near: no hit at all, unless --min-score 0 asks.
             let weak = vec![Hit::new(0, 0.12), Hit::new(1, 0.05)];
-            let none = combine(weak.clone(), Vec::new(), (0.0, 3), &|_| 0.0, &options);
+            let none = combine(weak.clone(), Vec::new(), (0.0, 3, 0.0), &|_| 0.0, &options);
             assert!(none.is_empty(), "{mode:?}: a cosine of 0.12 is no match");
             let all = SearchOptions {
                 min_score: Some(0.0),
                 ..options
             };
-            assert_eq!(combine(weak, Vec::new(), (0.0, 3), &|_| 0.0, &all).len(), 2);
+            assert_eq!(
+                combine(weak, Vec::new(), (0.0, 3, 0.0), &|_| 0.0, &all).len(),
+                2
+            );
         }
     }
 }

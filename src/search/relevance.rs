@@ -15,7 +15,8 @@
 //!    is worse on both (SciFact test nDCG@10 0.7333, against 0.7218 for
 //!    the reciprocal-rank fusion it replaced).
 //! 2. **No match** ([`Matching`]): decided once per query, from its best
-//!    ten hits (their highest cosine and BM25 share) and its length. A
+//!    ten hits (their highest cosine and BM25 share), its length and, in
+//!    hybrid mode, its cosine with the collection's [`centre`]. A
 //!    query that matches lists its `-k` best; one that does not lists
 //!    nothing. The rule was fitted to tell queries of a collection's own
 //!    field from queries of another field (biomedical claims asked of the
@@ -42,6 +43,7 @@
 //! [`Lexical::bound`]: crate::index::bm25::Lexical::bound
 
 use super::options::Mode;
+use crate::index::Index;
 
 /// Logistic coefficients: intercept, cosine weight, BM25-share weight, and
 /// the weight of the query's length (the natural log of its distinct
@@ -133,8 +135,9 @@ pub fn sigmoid(z: f32) -> f32 {
 }
 
 /// Whether a query matches anything: a logistic rule over its best ten
-/// hits' highest cosine and highest BM25 share (as the mode uses them) and
-/// its length, positive for a match.
+/// hits' highest cosine and highest BM25 share (as the mode uses them), its
+/// length and, in hybrid mode, its cosine with the collection's centre
+/// ([`centre`]), positive for a match.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Matching {
     /// Added first; includes the threshold.
@@ -145,23 +148,64 @@ pub struct Matching {
     pub lexical: f32,
     /// Weight of ln(distinct query terms).
     pub length: f32,
+    /// Weight of the query's cosine with the collection's centre.
+    pub centre: f32,
+}
+
+/// What the no-match rule reads of a query and its best ten hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueryEvidence {
+    /// The highest cosine among the best ten hits.
+    pub best_cosine: f32,
+    /// The highest BM25 share among them.
+    pub best_share: f32,
+    /// The query's distinct analysed terms.
+    pub terms: usize,
+    /// The query's cosine with the collection's centre (0 unless hybrid).
+    pub centre: f32,
 }
 
 impl Matching {
-    /// Whether a query of `terms` distinct terms, whose best ten hits reach
-    /// these measurements, matches.
-    pub fn matches(&self, best_cosine: f32, best_share: f32, terms: usize) -> bool {
+    /// Whether a query with this evidence matches.
+    pub fn matches(&self, q: &QueryEvidence) -> bool {
         self.intercept
-            + self.cosine * best_cosine
-            + self.lexical * best_share
-            + self.length * query_length(terms)
+            + self.cosine * q.best_cosine
+            + self.lexical * q.best_share
+            + self.length * query_length(q.terms)
+            + self.centre * q.centre
             >= 0.0
     }
 }
 
+/// How many live vectors, spread evenly over the index, [`centre`] averages.
+const CENTRE_SAMPLE: usize = 1024;
+
+/// The collection's centre: the mean of up to [`CENTRE_SAMPLE`] live
+/// vectors spread evenly over the index, at unit length (zero for an empty
+/// index). A query about the collection's field lies nearer it than one
+/// from another field, whatever its best hits are.
+pub fn centre(index: &Index) -> Vec<f32> {
+    let rows = index.len();
+    let step = rows.div_ceil(CENTRE_SAMPLE).max(1);
+    let mut sum = vec![0f64; index.manifest().dimension];
+    for row in (0..rows).step_by(step) {
+        if index.dead_rows().contains(&row) {
+            continue;
+        }
+        for (s, x) in sum.iter_mut().zip(index.mapped_vector(row).iter()) {
+            *s += f64::from(*x);
+        }
+    }
+    let norm = sum.iter().map(|s| s * s).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return vec![0.0; sum.len()];
+    }
+    sum.iter().map(|s| (s / norm) as f32).collect()
+}
+
 /// The no-match rule of each mode (`bench/score.py`: coefficients, then
 /// the threshold folded into the intercept: semantic −9.088 + 1.2,
-/// lexical −12.967 + 2.15, hybrid −14.214 + 1.0).
+/// lexical −12.967 + 2.15, hybrid −12.258 + 1.05).
 pub fn matching(mode: Mode) -> Matching {
     match mode {
         Mode::Semantic => Matching {
@@ -169,18 +213,21 @@ pub fn matching(mode: Mode) -> Matching {
             cosine: 24.789,
             lexical: 0.0,
             length: -0.149,
+            centre: 0.0,
         },
         Mode::Lexical => Matching {
             intercept: -10.817,
             cosine: 0.0,
             lexical: 17.965,
             length: 3.938,
+            centre: 0.0,
         },
         Mode::Hybrid => Matching {
-            intercept: -13.214,
-            cosine: 17.442,
-            lexical: 10.675,
-            length: 2.308,
+            intercept: -11.208,
+            cosine: 10.661,
+            lexical: 11.043,
+            length: 1.497,
+            centre: 20.911,
         },
     }
 }

@@ -184,7 +184,17 @@ pub fn search_text(
     };
     let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
     let terms = super::relevance::query_terms(text);
-    Ok(combine(semantic, lexical, (bound, terms), &cosine, options))
+    let centre = match (options.mode, vector) {
+        (Mode::Hybrid, Some(v)) => dot(&super::relevance::centre(index), v),
+        _ => 0.0,
+    };
+    Ok(combine(
+        semantic,
+        lexical,
+        (bound, terms, centre),
+        &cosine,
+        options,
+    ))
 }
 
 /// Loads now what [`Index::search_text`] with `options` will read (the
