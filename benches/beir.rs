@@ -4,7 +4,7 @@
 //! `../shared/bench`) through `indexing::index`, the path `papers index`
 //! takes (JSON Lines, titles embedded with the abstract), into
 //! `target/bench-beir/index` (kept between runs: a second run embeds
-//! nothing), answers the 300 test claims (or the 809 train ones with
+//! nothing; `PAPERS_BEIR_INDEX` names another), answers the 300 test claims (or the 809 train ones with
 //! `train`) through `search::answer::answer` in each mode, and prints nDCG@10,
 //! Recall@10 and MRR@10 beside the published scores for the same model
 //! and data. Relevance is binary, as in BEIR.
@@ -61,9 +61,17 @@ fn main() -> BoxResult<()> {
     if !scifact.is_dir() {
         return Err(format!("{}: not found (set PAPERS_BENCH)", scifact.display()).into());
     }
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), PathBuf::from)
-        .join("bench-beir/index");
+    // `PAPERS_BEIR_INDEX` points at another index of the same corpus (one
+    // `papers index` built in another precision, say); it is brought up to
+    // date the same way, which embeds nothing when it is whole.
+    let dir = std::env::var_os("PAPERS_BEIR_INDEX").map_or_else(
+        || {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| root.join("target"), PathBuf::from)
+                .join("bench-beir/index")
+        },
+        PathBuf::from,
+    );
 
     let choice = ModelChoice {
         device: DeviceChoice::Cpu,

@@ -6,7 +6,10 @@
 //! - `cargo bench --bench embed -- flops`: the encoder work of embedding all
 //!   seed abstracts, in GFLOP, counted from their token lengths;
 //! - `cargo bench --bench embed -- matmul`: candle's f32 matmul rate on this
-//!   machine, the ceiling the encoder is compared with;
+//!   machine, the ceiling the encoder is compared with, and the bf16 tile
+//!   product's where the processor has AMX;
+//! - `cargo bench --bench embed -- precision [ROUNDS]`: the bulk encoder in
+//!   f32 and in bf16 on AMX, speed and parity (`embed/precision.rs`);
 //! - `cargo bench --bench embed -- query`: the parts of a one-query process:
 //!   model load, the first query (weights paged in from the mapping) and
 //!   the median of the next 50 (weights already in memory).
@@ -32,10 +35,13 @@ use std::time::Instant;
 use candle_core::{Device, Tensor};
 use papers::corpus::Corpus;
 use papers::embed::{
-    device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec, Precision, Workload,
+    amx, device, source, BertEmbedder, DeviceChoice, Embedder, ModelSpec, Precision, Workload,
 };
 use papers::index::hnsw::Graph;
 use papers::search::{exact_scan, rank, SearchOptions};
+
+#[path = "embed/precision.rs"]
+mod precision;
 
 fn main() -> papers::Result<()> {
     // cargo passes --bench; modes and counts are the other arguments.
@@ -49,9 +55,14 @@ fn main() -> papers::Result<()> {
         Some("encoders") => encoders(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(128)),
         Some("gpu") => gpu(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000)),
         Some("matmul") => {
-            matmul();
+            let (f32_rate, bf16_rate) = matmul_rate();
+            println!("matmul_gflops {f32_rate:.1}");
+            if amx::available() {
+                println!("matmul_bf16_gflops {bf16_rate:.1}");
+            }
             Ok(())
         }
+        Some("precision") => precision::run(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(3)),
         _ => embed(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(128)),
     }
 }
@@ -74,9 +85,13 @@ fn load_model() -> papers::Result<BertEmbedder> {
 }
 
 fn load_for(workload: Workload) -> papers::Result<BertEmbedder> {
+    load_with(workload, Precision::F32)
+}
+
+fn load_with(workload: Workload, precision: Precision) -> papers::Result<BertEmbedder> {
     let files = source::resolve(&ModelSpec::default())?;
     let cpu = device::select(DeviceChoice::Cpu, &|_| {})?;
-    BertEmbedder::load(&files, &cpu, workload, Precision::F32)
+    BertEmbedder::load(&files, &cpu, workload, precision)
 }
 
 /// Multiply-adds of one MiniLM-style encoder pass over a sequence of
@@ -114,20 +129,49 @@ fn flops() -> papers::Result<()> {
     Ok(())
 }
 
-fn matmul() {
-    // The shape of a feed-forward matmul over a batch of 2048 tokens.
+/// GFLOP/s of candle's f32 matmul and of the bf16 tile product (0 where
+/// the processor has no AMX) on the shape of a feed-forward product over a
+/// batch of 2048 tokens, alternating, each the median of 5 timings of 10.
+fn matmul_rate() -> (f64, f64) {
+    let (m, k, n) = (2048, 384, 1536);
     let device = Device::Cpu;
-    let a = Tensor::randn(0f32, 1.0, (2048, 384), &device).unwrap();
-    let b = Tensor::randn(0f32, 1.0, (384, 1536), &device).unwrap();
-    let _ = a.matmul(&b).unwrap();
-    let rounds = 50;
-    let started = Instant::now();
-    for _ in 0..rounds {
-        std::hint::black_box(a.matmul(&b).unwrap());
+    let a = Tensor::randn(0f32, 1.0, (m, k), &device).unwrap();
+    let b = Tensor::randn(0f32, 1.0, (k, n), &device).unwrap();
+    let input = a.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    // The tile product takes the weight as PyTorch stores it (n × k).
+    let weight = b
+        .t()
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    let packed = amx::available().then(|| amx::Packed::new(&weight, n, k));
+    let gflop = 2.0 * (m * k * n) as f64 * 10.0 / 1e9;
+    let time = |run: &dyn Fn()| {
+        run();
+        let started = Instant::now();
+        for _ in 0..10 {
+            run();
+        }
+        gflop / started.elapsed().as_secs_f64()
+    };
+    let (mut f32s, mut bf16s) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        f32s.push(time(&|| {
+            std::hint::black_box(a.matmul(&b).unwrap());
+        }));
+        if let Some(packed) = &packed {
+            bf16s.push(time(&|| {
+                std::hint::black_box(amx::product(&input, packed, None));
+            }));
+        }
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let gflop = 2.0 * 2048.0 * 384.0 * 1536.0 * rounds as f64 / 1e9;
-    println!("matmul_gflops {:.1}", gflop / seconds);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    (median(&mut f32s), median(&mut bf16s))
 }
 
 fn query() -> papers::Result<()> {

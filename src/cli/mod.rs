@@ -119,15 +119,11 @@ pub struct ModelArgs {
     device: DeviceArg,
 
     /// Float type of the encoder: f32 gives sentence-transformers' vectors
-    /// to rounding; f16 and bf16 are for a GPU's tensor cores (f16 also
-    /// runs, slowly, on a CPU)
-    #[arg(
-        long,
-        value_name = "TYPE",
-        default_value = "f32",
-        env = "PAPERS_PRECISION"
-    )]
-    precision: papers::embed::Precision,
+    /// to rounding; bf16 runs the dense products on a CPU's AMX tiles or a
+    /// GPU's tensor cores, as f16 does on a GPU (f16 also runs, slowly, on
+    /// a CPU) [default: bf16 for bulk work on a CPU with AMX, else f32]
+    #[arg(long, value_name = "TYPE", env = "PAPERS_PRECISION")]
+    precision: Option<papers::embed::Precision>,
 }
 
 /// Device choices on the command line.

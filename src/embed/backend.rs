@@ -7,8 +7,9 @@
 //! - [`super::mapped::MappedBackend`]: the CPU, f32, weights read in place
 //!   from the mapped file. Starts at once; for queries.
 //! - [`super::batched::BatchedBackend`]: candle's batched encoder on the
-//!   CPU, a CUDA GPU or Metal, in f32 or half precision (f16, bf16). Copies
-//!   the weights once; for bulk work, and every GPU.
+//!   CPU, a CUDA GPU or Metal, in f32 or half precision (f16, bf16; on
+//!   the CPU, bf16 runs the dense products on AMX tiles). Copies the
+//!   weights once; for bulk work, and every GPU.
 
 use std::str::FromStr;
 
@@ -52,6 +53,20 @@ impl Precision {
             Precision::F32 => "f32",
             Precision::F16 => "f16",
             Precision::Bf16 => "bf16",
+        }
+    }
+}
+
+impl Precision {
+    /// The precision when none is asked for: bulk work on a CPU with a
+    /// matrix unit runs its dense products in bf16 there (its vectors
+    /// rank as the f32 ones do: see the performance document); everything
+    /// else, queries included, runs in f32.
+    pub fn default_for(device: &candle_core::Device, workload: Workload) -> Precision {
+        if device.is_cpu() && workload == Workload::Bulk && super::amx::available() {
+            Precision::Bf16
+        } else {
+            Precision::F32
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The batched backend: candle's [`Encoder`] over padded batches, on the
 //! CPU, a CUDA GPU or Metal, in f32 or half precision. On the CPU in f32
 //! the word table stays in the mapped file and the fused softmax and GELU
-//! run; elsewhere the plain candle ops do (tensor cores take f16 and bf16
-//! products on a GPU). Pooling is always in f32.
+//! run, and in bf16 the same with the dense products on the matrix unit
+//! ([`super::amx`]); elsewhere the plain candle ops do (tensor cores take
+//! f16 and bf16 products on a GPU). Pooling is always in f32.
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -26,6 +27,18 @@ const GPU_MAX_BATCH: usize = 256;
 /// full batches of like length, and take well under a second.
 const GPU_RECORDS: usize = 4096;
 
+/// What `describe` adds for bf16 on the CPU.
+const AMX: &str = " on AMX tiles (f32 outside the dense products)";
+
+/// What bulk work on this machine's CPU runs when no precision is asked
+/// for, as `describe` would name it, without loading a model.
+pub fn cpu_default() -> String {
+    match Precision::default_for(&Device::Cpu, super::Workload::Bulk) {
+        Precision::Bf16 => format!("cpu batched bf16{AMX}"),
+        other => format!("cpu batched {}", other.name()),
+    }
+}
+
 /// candle's encoder with the weights copied onto its device.
 pub struct BatchedBackend {
     encoder: Encoder,
@@ -45,14 +58,22 @@ impl BatchedBackend {
         device: &Device,
         precision: Precision,
     ) -> Result<BatchedBackend> {
-        if device.is_cpu() && precision == Precision::Bf16 {
-            // candle has no bf16 matrix product on the CPU.
+        let matrix_unit = device.is_cpu() && precision == Precision::Bf16;
+        if matrix_unit && !super::amx::available() {
+            // candle has no fast bf16 matrix product on the CPU.
             return Err(Error::InvalidArgument {
                 name: "--precision".into(),
-                reason: "bf16 needs a GPU; on the CPU use f32 (or f16)".into(),
+                reason: "bf16 on the CPU needs a processor with AMX \
+                         (amx_bf16, amx_tile, avx512_bf16), which this one lacks; use f32 (or a GPU)"
+                    .into(),
             });
         }
-        let encoder = if device.is_cpu() && precision == Precision::F32 {
+        let encoder = if matrix_unit {
+            load_cpu(weights, &config.encoder).and_then(|mut encoder| {
+                encoder.pack_bf16()?;
+                Ok(encoder)
+            })
+        } else if device.is_cpu() && precision == Precision::F32 {
             load_cpu(weights, &config.encoder)
         } else {
             // SAFETY: the weights file is mapped read-only; papers never
@@ -112,6 +133,9 @@ impl Backend for BatchedBackend {
             device::name(&self.device),
             self.precision.name()
         );
+        if self.device.is_cpu() && self.precision == Precision::Bf16 {
+            text.push_str(AMX);
+        }
         if let Some(note) = &self.note {
             text.push_str(&format!(" ({note})"));
         }

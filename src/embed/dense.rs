@@ -3,8 +3,9 @@
 //! its output before gemm overwrites it (6% of indexing time in `perf`),
 //! and a bias added afterwards is one more tensor allocated and walked.
 //! Here the output is either left unwritten for gemm to fill, or filled
-//! with the bias rows for gemm to add the product to. Elsewhere (GPUs,
-//! half precision) candle's ops run.
+//! with the bias rows for gemm to add the product to. A layer packed for
+//! the matrix unit ([`Dense::pack_bf16`]) computes the same in bf16 there
+//! ([`super::amx`]). Elsewhere (GPUs, half precision) candle's ops run.
 
 use candle_core::{CpuStorage, DType, Result, Storage, Tensor};
 use candle_nn::VarBuilder;
@@ -16,6 +17,8 @@ pub struct Dense {
     bias: Tensor,
     /// The bias as values, for the CPU path.
     bias_values: Option<Vec<f32>>,
+    /// The weight in bf16 for the matrix unit, once packed.
+    packed: Option<super::amx::Packed>,
 }
 
 impl Dense {
@@ -43,7 +46,20 @@ impl Dense {
             weight: weight.contiguous()?,
             bias_values: if cpu { Some(bias.to_vec1()?) } else { None },
             bias,
+            packed: None,
         })
+    }
+
+    /// Runs this layer's CPU products in bf16 on the matrix unit from now
+    /// on. Only for f32 weights on the CPU where [`super::amx::available`].
+    pub fn pack_bf16(&mut self) -> Result<()> {
+        if self.bias_values.is_none() || !super::amx::available() {
+            candle_core::bail!("dense: bf16 products need f32 weights on a CPU with AMX");
+        }
+        let (outputs, inputs) = self.weight.dims2()?;
+        let weight = self.weight.flatten_all()?.to_vec1::<f32>()?;
+        self.packed = Some(super::amx::Packed::new(&weight, outputs, inputs));
+        Ok(())
     }
 
     /// The bias.
@@ -91,6 +107,11 @@ impl Dense {
         };
         let (input, weight) = (&xd[xa..xb], &wd[wa..wb]);
         assert!(input.len() == rows * inputs && weight.len() == outputs * inputs);
+        if let Some(packed) = &self.packed {
+            let out = super::amx::product(input, packed, bias);
+            drop((xs, ws));
+            return Tensor::from_vec(out, (rows, outputs), x.device());
+        }
         let mut out = match bias {
             Some(bias) => {
                 let mut out = Vec::with_capacity(rows * outputs);

@@ -7,7 +7,8 @@
 //!   ([`super::attention`], padding skipped), dense products straight to
 //!   gemm ([`super::dense`]), the bias, residual and layer norm in one pass
 //!   ([`super::residual`]), bias and exact GELU in one pass
-//!   ([`super::gelu`]);
+//!   ([`super::gelu`]); where the CPU has a matrix unit, the dense
+//!   products may run there in bf16 instead ([`Encoder::pack_bf16`]);
 //! - on GPUs and in half precision the same arithmetic in candle's ops:
 //!   the query scaled by 1/sqrt(head size) before QKᵀ, an additive mask
 //!   and `softmax_last_dim` ([`super::softmax`]), candle-nn's `layer_norm`;
@@ -264,6 +265,23 @@ impl Encoder {
             head_size: config.hidden_size / config.num_attention_heads,
             hidden: h,
         })
+    }
+
+    /// Runs every dense product of the layers in bf16 on the CPU's
+    /// matrix unit from now on ([`super::amx`]); attention, GELU and layer
+    /// norm stay in f32. Only for an encoder loaded on the CPU in f32.
+    pub fn pack_bf16(&mut self) -> Result<()> {
+        for layer in &mut self.layers {
+            for dense in [
+                &mut layer.qkv,
+                &mut layer.attention_out,
+                &mut layer.intermediate,
+                &mut layer.output,
+            ] {
+                dense.pack_bf16()?;
+            }
+        }
+        Ok(())
     }
 
     /// Hidden states (batch, length, hidden) for token ids (batch, length)

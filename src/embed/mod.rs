@@ -6,6 +6,7 @@
 //! model's files come from is [`source`]'s business, which device runs it
 //! is [`device`]'s.
 
+pub mod amx;
 mod attention;
 pub mod backend;
 pub mod background;
@@ -156,8 +157,9 @@ pub struct ModelChoice {
     pub model_dir: Option<std::path::PathBuf>,
     /// `--device`.
     pub device: DeviceChoice,
-    /// `--precision`: f32 unless asked (half precision is for GPUs).
-    pub precision: Precision,
+    /// `--precision`; `None` picks [`Precision::default_for`] the device
+    /// and workload.
+    pub precision: Option<Precision>,
     /// What the process embeds, which picks the CPU's forward pass.
     pub workload: Workload,
     /// Say which model was loaded and from where even when nothing was
@@ -218,7 +220,10 @@ impl ModelChoice {
             }
         }
         let device = device::select(self.device, note)?;
-        let embedder = BertEmbedder::load(&files, &device, self.workload, self.precision)?;
+        let precision = self
+            .precision
+            .unwrap_or_else(|| Precision::default_for(&device, self.workload));
+        let embedder = BertEmbedder::load(&files, &device, self.workload, precision)?;
         if self.announce {
             note(&format!("encoder: {}", embedder.describe()));
         }

@@ -229,6 +229,11 @@ pub(super) fn info<W: Write>(out: &mut W, info: &Info) -> io::Result<()> {
         "size:       {:.1} MiB",
         info.size_bytes as f64 / (1024.0 * 1024.0)
     )?;
+    writeln!(
+        out,
+        "encoder:    index and embed: {}; queries: cpu mapped f32",
+        info.bulk_encoder
+    )?;
     writeln!(out, "sources:")?;
     for (file, records) in &info.sources {
         writeln!(out, "  {file}: {records} records")?;

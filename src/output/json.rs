@@ -61,8 +61,10 @@
 //! `generation` (commits so far), `search` (`"exact"`, `"int8"` or
 //! `"graph"`, the strategy `auto` picks), `quantized_from` (the record count
 //! from which it picks `int8`; from 50,000 records each update stores HNSW
-//! graphs, and `auto` walks them where they exist), `size_bytes`, and
-//! `sources` (`[{file, records}]`).
+//! graphs, and `auto` walks them where they exist), `size_bytes`,
+//! `sources` (`[{file, records}]`), and `bulk_encoder` (what `index` and
+//! `embed` run on this machine's CPU by default: `"cpu batched bf16 on AMX
+//! tiles ..."` where the processor has AMX, else `"cpu batched f32"`).
 //! `index --json` writes one object: `index`, `files`, `skipped`,
 //! `paragraphs`, `unique`, `added`, `already_present`, `new_sources`,
 //! `removed`, `replaced` (records replaced by a new version of the same
@@ -176,6 +178,7 @@ struct WireInfo<'a> {
     quantized_from: usize,
     size_bytes: u64,
     sources: Vec<WireSource>,
+    bulk_encoder: &'a str,
 }
 
 #[derive(Serialize)]
@@ -289,6 +292,7 @@ pub fn info_object(info: &Info) -> String {
                 records,
             })
             .collect(),
+        bulk_encoder: &info.bulk_encoder,
     })
 }
 

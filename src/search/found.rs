@@ -128,4 +128,7 @@ pub struct Info {
     pub size_bytes: u64,
     /// Records seen in each input file.
     pub sources: BTreeMap<String, usize>,
+    /// The encoder `index` and `embed` run on this machine's CPU by
+    /// default ([`crate::embed::batched::cpu_default`]).
+    pub bulk_encoder: String,
 }

@@ -259,6 +259,7 @@ impl Searcher {
             strategy: retrieve::strategy_for(&index, &SearchOptions::default()),
             size_bytes: index.size_on_disk(),
             sources: index.file_counts()?,
+            bulk_encoder: crate::embed::batched::cpu_default(),
         })
     }
 
