@@ -333,6 +333,28 @@ fn bulk_work_uses_the_matrix_unit_where_there_is_one() {
     assert_ne!(bf16, f32s, "the bf16 run gave the f32 vectors bit for bit");
 }
 
+/// `papers info` names the encoder `index` runs on this processor, and a
+/// `papers -v index` says the same as it runs.
+#[test]
+fn info_and_index_name_the_bulk_encoder() {
+    let copy = crate::util::small_index_copy();
+    let info = crate::util::papers_in(copy.path(), &["info", "--json"]).ok();
+    let info: serde_json::Value = serde_json::from_str(info.stdout.trim()).unwrap();
+    let want = if cpu_has_amx() {
+        "cpu batched bf16 on AMX tiles (f32 outside the dense products)"
+    } else {
+        "cpu batched f32"
+    };
+    assert_eq!(info["bulk_encoder"], want, "{info}");
+    let dump = crate::util::sample_data().join("daily-2024-05-02.txt");
+    let run = crate::util::papers_in(copy.path(), &["-v", "index", dump.to_str().unwrap()]).ok();
+    assert!(
+        run.stderr.contains(&format!("encoder: {want}")),
+        "{}",
+        run.stderr
+    );
+}
+
 /// The 40 shared seed fixtures and 8 queries in one `papers embed` run.
 #[test]
 fn embeddings_match_sentence_transformers() {
