@@ -64,7 +64,7 @@ impl BertEmbedder {
         })
     }
 
-    /// The truncation length in word pieces, [CLS] and [SEP] included.
+    /// The truncation length in word pieces, `[CLS]` and `[SEP]` included.
     pub fn max_seq_length(&self) -> usize {
         self.config.max_seq_length
     }

@@ -17,7 +17,7 @@ pub struct ModelConfig {
     pub encoder: EncoderConfig,
     /// Length of the vectors (the hidden size).
     pub dimension: usize,
-    /// Truncation length in word pieces, [CLS] and [SEP] included.
+    /// Truncation length in word pieces, `[CLS]` and `[SEP]` included.
     pub max_seq_length: usize,
     /// The Pooling module's mode.
     pub pooling: Pooling,

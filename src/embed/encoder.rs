@@ -4,14 +4,14 @@
 //!
 //! - query, key and value projections fused into one matmul;
 //! - on the CPU in f32: attention fused per sequence and head
-//!   ([`super::attention`], padding skipped), dense products straight to
-//!   gemm ([`super::dense`]), the bias, residual and layer norm in one pass
-//!   ([`super::residual`]), bias and exact GELU in one pass
-//!   ([`super::gelu`]); where the CPU has a matrix unit, the dense
+//!   (`super::attention`, padding skipped), dense products straight to
+//!   gemm (`super::dense`), the bias, residual and layer norm in one pass
+//!   (`super::residual`), bias and exact GELU in one pass
+//!   (`super::gelu`); where the CPU has a matrix unit, the dense
 //!   products may run there in bf16 instead ([`Encoder::pack_bf16`]);
 //! - on GPUs and in half precision the same arithmetic in candle's ops:
 //!   the query scaled by 1/sqrt(head size) before QKᵀ, an additive mask
-//!   and `softmax_last_dim` ([`super::softmax`]), candle-nn's `layer_norm`;
+//!   and `softmax_last_dim` (`super::softmax`), candle-nn's `layer_norm`;
 //! - linear layers as one 2-D matmul over every token of the batch;
 //! - exact (erf) GELU, as the model was trained with (the tanh
 //!   approximation breaks parity with sentence-transformers).

@@ -7,7 +7,7 @@
 //! are read in place (the operating system pages them in from its cache),
 //! one sequence at a time, so there is no padding and no mask. The
 //! arithmetic is the encoder's: the same layer order, the same erf GELU and
-//! softmax ([`super::gelu`], [`super::softmax`]), gemm for every product.
+//! softmax (`super::gelu`, `super::softmax`), gemm for every product.
 //! Results agree with the batched encoder to float rounding (a test checks).
 
 use std::collections::HashMap;
@@ -116,7 +116,7 @@ impl MappedEncoder {
     }
 
     /// Hidden states (tokens × hidden, row-major) for one sequence of
-    /// token ids, [CLS] and [SEP] included.
+    /// token ids, `[CLS]` and `[SEP]` included.
     pub fn forward(&self, ids: &[u32]) -> Result<Vec<f32>> {
         let c = &self.config;
         let (h, t) = (c.hidden_size, ids.len());

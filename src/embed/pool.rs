@@ -10,7 +10,7 @@ use candle_core::{DType, Result, Tensor, D};
 pub enum Pooling {
     /// Mean of the token vectors under the attention mask.
     Mean,
-    /// The [CLS] token's vector.
+    /// The `[CLS]` token's vector.
     Cls,
     /// Element-wise maximum over the unmasked tokens.
     Max,

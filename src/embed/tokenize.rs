@@ -1,5 +1,5 @@
 //! Text to word-piece ids, as sentence-transformers tokenises: the model's
-//! tokenizer.json with truncation at `max_seq_length` ([CLS] and [SEP]
+//! tokenizer.json with truncation at `max_seq_length` (`[CLS]` and `[SEP]`
 //! included) and no padding (batches pad for themselves), and the windows
 //! that make the rest of a long text searchable.
 

@@ -127,7 +127,7 @@ impl Trained {
     }
 
     /// [`Trained::new`], taking what an earlier training of the same
-    /// examples learnt ([`Trained::learnt`]) when given; then only the
+    /// examples learnt ([`Trained::into_learnt`]) when given; then only the
     /// examples' liked vectors are read (to say which is nearest).
     pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Learnt>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();

@@ -210,7 +210,7 @@ fn plan(mut tiles: Vec<Tile>, rows: usize, max: usize) -> Vec<Tile> {
     tiles
 }
 
-/// After a commit of `rows` rows: builds the graphs of [`plan`] that are not
+/// After a commit of `rows` rows: builds the graphs of `plan` that are not
 /// stored yet and removes the graphs the tiling no longer uses.
 /// `vectors(range)` gives the f32 rows.
 pub fn extend<'a>(

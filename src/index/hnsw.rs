@@ -1,6 +1,6 @@
 //! Building an HNSW graph with hnsw_rs: the only file that names it.
 //!
-//! hnsw_rs inserts the rows (in parallel from [`SERIAL_BELOW`] rows), then
+//! hnsw_rs inserts the rows (in parallel from `SERIAL_BELOW` rows), then
 //! its layers are copied into a [`Graph`], the flat form that is stored and
 //! searched (see [`super::graph`]); hnsw_rs's own structure, a few
 //! kilobytes a row, is dropped once the graph is built.
@@ -103,7 +103,7 @@ unsafe fn dot_fma(a: &[f32], b: &[f32]) -> f32 {
 
 impl Graph {
     /// Builds a graph over `vectors` (row-major, `dimension` wide). Up to
-    /// [`SERIAL_BELOW`] rows are inserted serially in row order, so the
+    /// `SERIAL_BELOW` rows are inserted serially in row order, so the
     /// same rows always give the same graph; larger sets in parallel.
     pub fn build(vectors: &[f32], dimension: usize) -> Graph {
         Graph::build_from(vectors, dimension, 0)
@@ -121,7 +121,7 @@ impl Graph {
         .expect("every row is at hand")
     }
 
-    /// [`Graph::build`] for `rows`, fetched [`INSERT_CHUNK`] rows at a time
+    /// [`Graph::build`] for `rows`, fetched `INSERT_CHUNK` rows at a time
     /// by `vectors(range)`, in order: hnsw_rs keeps its own copy of each
     /// row, so a caller that reads them for the build holds one chunk, not
     /// the graph's rows (at 100,000 rows, 154 MB less at the build's peak).

@@ -1,10 +1,10 @@
 //! The input side: every format papers reads, one file each, and the rules
-//! they share. A file is sniffed ([`file`]), decompressed when it is gzip,
+//! they share. A file is sniffed ([`file`](mod@file)), decompressed when it is gzip,
 //! and read by its format: a Daily Papers dump ([`daily`]), a JSON list of
 //! records or Hugging Face's daily papers ([`hf`]), JSON Lines
 //! ([`jsonl`]) or Parquet ([`parquet`]). Every format maps its parts
 //! through the same [`Fields`] and cleans its text and ids with
-//! [`clean`], so one record reads the same whatever carried it.
+//! [`clean`](fn@clean), so one record reads the same whatever carried it.
 
 pub mod clean;
 pub mod daily;

@@ -5,7 +5,7 @@
 //!
 //! The steps, one module each: [`options`] (what a search asks for),
 //! [`retrieve`] (candidates from the vectors, windows, BM25, fusion),
-//! [`rank`] (the order every list is given in: score descending, then row
+//! [`rank`](fn@rank) (the order every list is given in: score descending, then row
 //! ascending, so ties are broken the same way on every run), [`filters`]
 //! (the rows a search's filters allow, or why none), [`answer`]
 //! (a text query's paragraphs, evidence sentences), [`dupes`] (near

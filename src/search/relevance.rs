@@ -180,7 +180,7 @@ impl Matching {
 /// How many live vectors, spread evenly over the index, [`centre`] averages.
 const CENTRE_SAMPLE: usize = 1024;
 
-/// The collection's centre: the mean of up to [`CENTRE_SAMPLE`] live
+/// The collection's centre: the mean of up to `CENTRE_SAMPLE` live
 /// vectors spread evenly over the index, at unit length (zero for an empty
 /// index). A query about the collection's field lies nearer it than one
 /// from another field, whatever its best hits are.

@@ -197,7 +197,7 @@ pub fn search_text(
     ))
 }
 
-/// Loads now what [`Index::search_text`] with `options` will read (the
+/// Loads now what [`search_text`] with `options` will read (the
 /// lexical segments, the vectors' pages, the graph), so that a caller
 /// can do so while it waits for something else, such as the model.
 pub fn prepare(index: &Index, options: &SearchOptions) -> Result<()> {

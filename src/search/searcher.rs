@@ -4,7 +4,7 @@
 //! Sync`, so one instance answers many threads.
 //!
 //! A long-lived searcher ([`Searcher::follow`]) follows the writer: before
-//! answering it looks (at most every [`FOLLOW_EVERY`]) at the index's commit
+//! answering it looks (at most every `FOLLOW_EVERY`) at the index's commit
 //! point (the manifest and the database and its write-ahead log) and, when
 //! any of them changed, opens the new committed state. The old state stays
 //! whole for the requests still using it: an [`Index`] holds open every
@@ -94,7 +94,7 @@ impl Searcher {
     }
 
     /// Makes this searcher follow the writer: each answer comes from the
-    /// newest committed state (looked for at most every [`FOLLOW_EVERY`]).
+    /// newest committed state (looked for at most every `FOLLOW_EVERY`).
     /// The stored HNSW graphs are mapped here rather than on the first query.
     pub fn follow(mut self) -> Self {
         self.follow = true;

@@ -51,7 +51,7 @@ pub struct Limits {
     /// pair of records): the CLI's `papers dupes` is the tool there.
     pub dupes_records: usize,
     /// Connections open at once; one more is told 503 and closed. Kept
-    /// below the process's file limit ([`listen::connection_cap`]).
+    /// below the process's file limit (`listen::connection_cap`).
     pub connections: usize,
     /// How long a connection may take to send a request head, and how
     /// long an idle keep-alive connection is kept.
