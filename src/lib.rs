@@ -4,7 +4,8 @@
 //! (dumps, JSON, JSON Lines, Parquet) into records, [`corpus`] walks input paths and deduplicates abstracts into
 //! [`paper::Paper`]s with content-hash ids, [`embed`] turns text into
 //! sentence-transformer vectors with candle, [`index`] persists records,
-//! vectors, an HNSW graph and a BM25 index ([`lexical`]) atomically,
+//! vectors, HNSW graphs and BM25 segments (their words analysed by
+//! [`lexical`]) atomically,
 //! [`search`] answers every read command through one
 //! [`Searcher`](search::Searcher), and [`output`] prints for people or
 //! scripts. The use cases built from these steps, which the binary, the

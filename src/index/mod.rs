@@ -349,15 +349,6 @@ impl Index {
         })
     }
 
-    /// The window vectors of the record at `row` (none unless its text runs
-    /// past the model's truncation point).
-    pub fn windows_of(&self, row: usize) -> Vec<Vec<f32>> {
-        self.all_windows()
-            .filter(|(r, _)| *r == row)
-            .map(|(_, v)| v.into_owned())
-            .collect()
-    }
-
     /// How many live records have window vectors, and how many windows in all.
     pub fn window_counts(&self) -> (usize, usize) {
         let rows: Vec<usize> = self.all_windows().map(|(r, _)| r).collect();

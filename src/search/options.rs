@@ -108,14 +108,6 @@ impl DateRange {
             until: Some(self.until.map_or(day, |u| u.min(day))),
         }
     }
-
-    /// Whether a record with this date is kept.
-    pub fn contains(&self, date: Option<u32>) -> bool {
-        if !self.is_set() {
-            return true;
-        }
-        date.is_some_and(|d| self.since.is_none_or(|s| d >= s) && self.until.is_none_or(|u| d <= u))
-    }
 }
 
 /// Where and when the papers a search may return were listed: seen in

@@ -106,11 +106,6 @@ pub fn strategy_for(index: &Index, options: &SearchOptions) -> Strategy {
     }
 }
 
-/// The records nearest to a query vector.
-pub fn search(index: &Index, query: &[f32], options: &SearchOptions) -> Result<Vec<Hit>> {
-    nearest(index, query, &[], options)
-}
-
 /// The rows a search may return: live, not excluded, within the dates.
 fn filter<'a>(
     index: &'a Index,
