@@ -13,7 +13,7 @@
 # venv, the unversioned library links, the libcuda link stub and a cargo
 # target directory of its own. Nothing else on the machine is touched.
 #
-# Why each step (see README, "Devices"):
+# Why each step (see docs/design.md, "Devices"):
 # - nvidia-cuda-nvcc and nvidia-cuda-runtime 13.5 put nvcc, its headers and
 #   libcudart in one tree, site-packages/nvidia/cu13: CUDA_ROOT points there.
 #   cuda_fp16.h includes <nv/target>, which is CCCL's and in neither wheel:

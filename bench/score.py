@@ -9,7 +9,7 @@ index of arXiv abstracts for the arXiv sets).
 Needs numpy. Every set is split: SciFact's train claims and the even
 queries of the other labelled sets are fitted on; SciFact's test claims,
 the odd queries, and every random-letter set are only checked. Prints the
-constants for src/search/relevance.rs and the README's tables.
+constants for src/search/relevance.rs and the tables of docs/guide.md.
 """
 import collections
 import functools

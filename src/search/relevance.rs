@@ -38,7 +38,7 @@
 //!
 //! The fits, thresholds and their checks: `cargo bench --bench beir --
 //! dump DIR` writes each query set's candidates, `bench/score.py DIR`
-//! fits and prints the tables the README shows.
+//! fits and prints the tables of `docs/guide.md` ("What the score means").
 //!
 //! [`Lexical::bound`]: crate::index::bm25::Lexical::bound
 

@@ -75,7 +75,7 @@ fn search_honours_limit_and_min_score_in_every_mode() {
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{mode}");
         // The seeds' length generalization papers read as relevant (semantic
         // mode scores a few typed words lower: its evidence is the cosine
-        // alone; the README's table gives its median).
+        // alone; docs/guide.md's table gives its median).
         let least = if mode == "semantic" { 0.3 } else { 0.5 };
         assert!(hits[0].score > least, "{mode}: {hits:#?}");
         if mode == "semantic" {
