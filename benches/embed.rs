@@ -167,11 +167,13 @@ fn matmul_rate() -> (f64, f64) {
             }));
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
     (median(&mut f32s), median(&mut bf16s))
+}
+
+/// The median of `values` (0 when there are none).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn query() -> papers::Result<()> {

@@ -17,8 +17,9 @@
 use std::time::Instant;
 
 use papers::embed::{amx, Embedder, Precision, Workload};
+use papers::search::{dot, top_k};
 
-use super::{encoder_flops, load_with, matmul_rate, seed_texts};
+use super::{encoder_flops, load_with, matmul_rate, median, seed_texts};
 
 pub fn run(rounds: usize) -> papers::Result<()> {
     if !amx::available() {
@@ -65,7 +66,7 @@ pub fn run(rounds: usize) -> papers::Result<()> {
     let cosines: Vec<f64> = vectors[0]
         .iter()
         .zip(&vectors[1])
-        .map(|(a, b)| dot(a, b))
+        .map(|(a, b)| f64::from(dot(a, b)))
         .collect();
     let least = cosines.iter().copied().fold(f64::INFINITY, f64::min);
     let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
@@ -78,18 +79,11 @@ pub fn run(rounds: usize) -> papers::Result<()> {
     let mut least_overlap = 10;
     for query in &queries {
         let q = query_model.embed_one(query)?;
-        let top = |vectors: &[Vec<f32>]| {
-            let mut scored: Vec<(f64, usize)> = vectors
+        let top = |vectors: &[Vec<f32>]| -> Vec<usize> {
+            top_k(vectors.len(), 10, |i| dot(&q, &vectors[i]), |_| true)
                 .iter()
-                .enumerate()
-                .map(|(i, v)| (dot(&q, v), i))
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-            scored
-                .into_iter()
-                .take(10)
-                .map(|(_, i)| i)
-                .collect::<Vec<_>>()
+                .map(|hit| hit.row)
+                .collect()
         };
         let (a, b) = (top(&vectors[0]), top(&vectors[1]));
         let shared = a.iter().filter(|i| b.contains(i)).count();
@@ -102,18 +96,6 @@ pub fn run(rounds: usize) -> papers::Result<()> {
         queries.len()
     );
     Ok(())
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum()
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// The query texts of `eval/queries.jsonl`.

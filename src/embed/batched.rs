@@ -33,10 +33,18 @@ const AMX: &str = " on AMX tiles (f32 outside the dense products)";
 /// What bulk work on this machine's CPU runs when no precision is asked
 /// for, as `describe` would name it, without loading a model.
 pub fn cpu_default() -> String {
-    match Precision::default_for(&Device::Cpu, super::Workload::Bulk) {
-        Precision::Bf16 => format!("cpu batched bf16{AMX}"),
-        other => format!("cpu batched {}", other.name()),
-    }
+    let cpu = Device::Cpu;
+    name(&cpu, Precision::default_for(&cpu, super::Workload::Bulk))
+}
+
+/// The batched encoder on `device` in `precision`, as `-v` names it.
+fn name(device: &Device, precision: Precision) -> String {
+    let amx = if device.is_cpu() && precision == Precision::Bf16 {
+        AMX
+    } else {
+        ""
+    };
+    format!("{} batched {}{amx}", device::name(device), precision.name())
 }
 
 /// candle's encoder with the weights copied onto its device.
@@ -128,14 +136,7 @@ impl BatchedBackend {
 
 impl Backend for BatchedBackend {
     fn describe(&self) -> String {
-        let mut text = format!(
-            "{} batched {}",
-            device::name(&self.device),
-            self.precision.name()
-        );
-        if self.device.is_cpu() && self.precision == Precision::Bf16 {
-            text.push_str(AMX);
-        }
+        let mut text = name(&self.device, self.precision);
         if let Some(note) = &self.note {
             text.push_str(&format!(" ({note})"));
         }

@@ -59,12 +59,17 @@ thread_local! {
     static ROUNDED: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Rounds `rows` (each `k` long) into `dst` (BLOCK rows of `kp`), padding
-/// with zeros, 16 values per conversion instruction.
+/// Rounds `rows` (each `k` long) into `dst` (BLOCK rows of `kp`), 16
+/// values per conversion instruction, padding with zeros: the columns past
+/// `k`, and the rows past the last given.
 fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
-    dst.fill(0);
-    for (to, from) in dst.chunks_exact_mut(kp).zip(rows.chunks_exact(k)) {
-        let whole = k / 16 * 16;
+    let whole = k / 16 * 16;
+    let mut given = rows.chunks_exact(k);
+    for to in dst.chunks_exact_mut(kp) {
+        let Some(from) = given.next() else {
+            to.fill(0);
+            continue;
+        };
         // SAFETY: `enable` checked AVX-512 BF16 (and with it AVX-512F)
         // before any product runs.
         unsafe { round_avx512(&mut to[..whole], &from[..whole]) };
@@ -72,6 +77,7 @@ fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
             .iter_mut()
             .zip(&from[whole..])
             .for_each(|(t, &f)| *t = bf16(f));
+        to[k..].fill(0);
     }
 }
 
