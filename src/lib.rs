@@ -58,6 +58,7 @@ pub mod limits;
 pub mod mcp;
 pub mod output;
 pub mod paper;
+pub mod request;
 pub mod search;
 pub mod serve;
 pub mod watch;

@@ -17,7 +17,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use papers::output::{Format, Printer};
-use papers::search::{DateRange, Scope, SearchOptions, Strategy};
+use papers::search::{SearchOptions, Strategy};
 
 /// Local semantic search over Daily Papers abstract dumps.
 ///
@@ -239,54 +239,16 @@ pub fn parse_fraction(text: &str) -> Result<f32, String> {
 
 /// Parses a YYYY-MM-DD date argument.
 fn parse_date_arg(text: &str) -> Result<u32, String> {
-    papers::paper::parse_date(text)
-        .filter(|_| text.len() == 10)
-        .ok_or_else(|| format!("'{text}' is not a date of the form YYYY-MM-DD (a real day)"))
+    papers::request::values::date("date", text).map_err(|bad| bad.message)
 }
 
 impl RankArgs {
     /// The options; `--since` after `--until` is an error (no day is in
     /// that range).
     fn options(&self) -> Result<SearchOptions> {
-        if let (Some(since), Some(until)) = (self.since, self.until) {
-            if since > until {
-                anyhow::bail!(
-                    "--since {} is after --until {}: no day is in that range",
-                    papers::paper::format_date(since),
-                    papers::paper::format_date(until)
-                );
-            }
-        }
-        if let (Some(since), Some(until)) = (self.listed_since, self.listed_until) {
-            if since > until {
-                anyhow::bail!(
-                    "--listed-since {} is after --listed-until {}: no day is in that range",
-                    papers::paper::format_date(since),
-                    papers::paper::format_date(until)
-                );
-            }
-        }
-        let mut scope = Scope {
-            sources: Vec::new(),
-            listed: DateRange {
-                since: self.listed_since,
-                until: self.listed_until,
-            },
-            authors: self.author.clone(),
-            categories: self.category.clone(),
-        };
-        // An input or a day: told apart against the index (see
-        // `papers::search::filters`).
-        scope.sources.extend(self.within.iter().cloned());
-        Ok(SearchOptions {
-            scope,
+        let ranking = papers::request::Ranking {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
-            mode: Default::default(),
-            dates: DateRange {
-                since: self.since,
-                until: self.until,
-            },
             strategy: match (self.exact, self.graph, self.strategy) {
                 (true, _, _) => Strategy::Exact,
                 (_, true, _) => Strategy::Graph,
@@ -296,7 +258,16 @@ impl RankArgs {
                 (_, _, Some(StrategyArg::Graph)) => Strategy::Graph,
                 (_, _, Some(StrategyArg::Auto) | None) => Strategy::Auto,
             },
-        })
+            mode: Default::default(),
+            since: self.since,
+            until: self.until,
+            listed_since: self.listed_since,
+            listed_until: self.listed_until,
+            within: self.within.clone(),
+            authors: self.author.clone(),
+            categories: self.category.clone(),
+        };
+        Ok(ranking.options()?)
     }
 }
 

@@ -42,6 +42,11 @@ pub struct ServeArgs {
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_host: Vec<String>,
 
+    /// Let MCP clients at /mcp change the reader's tags (the `tag` and
+    /// `untag` tools); without it the server never writes the index
+    #[arg(long)]
+    allow_write: bool,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -49,6 +54,11 @@ pub struct ServeArgs {
 /// Arguments of `papers mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// Let the agent change the reader's tags (the `tag` and `untag`
+    /// tools); without it the server only reads the index
+    #[arg(long)]
+    allow_write: bool,
+
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -100,7 +110,7 @@ pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         limits.workers = workers as usize;
     }
     let records = searcher.index().len();
-    papers::serve::run(searcher, args.addr, limits, &args.allow_host, |addr| {
+    papers::serve::run(searcher, args.addr, limits, &args.allow_host, args.allow_write, |addr| {
         // Said even with --quiet: a script starting the server on port 0
         // reads the address from here.
         eprintln!("papers: serving {records} papers on http://{addr}/ (Ctrl-C stops)");
@@ -112,7 +122,7 @@ pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
 
 pub fn mcp(ctx: &Context, args: McpArgs) -> Result<()> {
     let searcher = resident(ctx, &args.model)?;
-    papers::mcp::run(searcher)?;
+    papers::mcp::run(searcher, args.allow_write)?;
     Ok(())
 }
 

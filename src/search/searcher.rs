@@ -130,14 +130,26 @@ impl Searcher {
     /// Opens the newest committed state if the commit point changed since
     /// the last look; returns whether it did.
     pub fn refresh(&self) -> bool {
+        self.look(FOLLOW_EVERY)
+    }
+
+    /// Opens the newest committed state now, however recently it looked:
+    /// for a caller that has just written the index itself (MCP's `tag`).
+    pub fn refresh_now(&self) -> bool {
+        self.look(Duration::ZERO)
+    }
+
+    /// Opens the newest committed state if the last look is `every` old
+    /// and the commit point changed since.
+    fn look(&self, every: Duration) -> bool {
         {
             let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-            if current.checked.elapsed() < FOLLOW_EVERY {
+            if current.checked.elapsed() < every {
                 return false;
             }
         }
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
-        if current.checked.elapsed() < FOLLOW_EVERY {
+        if current.checked.elapsed() < every {
             return false;
         }
         current.checked = Instant::now();

@@ -12,7 +12,7 @@ use axum::routing::get;
 use axum::Router;
 use tokio::sync::Semaphore;
 
-use super::params::{BadParam, Params, MAX_K};
+use crate::request::{BadParam, Front, Params, MAX_K};
 use super::Limits;
 use super::{feeds, page};
 use crate::error::Error;
@@ -153,13 +153,13 @@ impl IntoResponse for Failure {
                 (
                     status,
                     e.to_string(),
-                    parameter.map(|p| super::params::parameter_words(&p)),
+                    parameter.map(|p| Front::Http.words(&p)),
                 )
             }
         };
         // The library words its messages for the CLI: flags become this
         // API's parameter names.
-        let message = super::params::parameter_words(&message);
+        let message = Front::Http.words(&message);
         let body = serde_json::json!({ "error": message, "parameter": parameter });
         (
             status,
@@ -174,10 +174,20 @@ impl IntoResponse for Failure {
 /// sentence of every hit.
 pub const MAX_EXPLAIN_K: usize = 20;
 
-/// The routes.
-pub fn router(app: Arc<App>) -> Router {
+/// The routes; `allow_write` lets MCP clients at `/mcp` tag papers.
+pub fn router(app: Arc<App>, allow_write: bool) -> Router {
+    let mcp = crate::mcp::http::service(
+        Arc::clone(&app.searcher),
+        allow_write,
+        crate::mcp::http::Gate {
+            turns: Arc::clone(&app.turns),
+            timeout: app.limits.timeout,
+        },
+    );
     Router::new()
         .route("/", get(page::index))
+        .route("/healthz", get(healthz))
+        .route_service("/mcp", mcp)
         .route("/api/search", get(search))
         .route("/api/similar", get(similar))
         .route("/api/papers/{id}", get(paper))
@@ -200,6 +210,12 @@ async fn not_found() -> Response {
             .into_response();
     *response.status_mut() = StatusCode::NOT_FOUND;
     response
+}
+
+/// `GET /healthz`: the server is up, and how many papers it serves.
+async fn healthz(State(app): Shared) -> Response {
+    let body = serde_json::json!({"status": "ok", "records": app.searcher.index().len()});
+    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
 async fn not_allowed() -> Response {
@@ -231,7 +247,7 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
             "explain",
         ])?;
         let question = Query {
-            paragraphs: search::paragraphs(&p.query()?)?,
+            paragraphs: search::paragraphs(&p.query("q")?)?,
             options: p.options()?,
             explain: p.flag("explain")?,
         };

@@ -15,9 +15,9 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 
 use super::api::{App, Failure};
-use super::params::{BadParam, Params, MAX_IDS, MAX_K};
+use crate::request::{BadParam, Params, MAX_K};
 use crate::error::Error;
-use crate::feed::{Feed, FeedRequest, Scope};
+use crate::feed::{Feed, FeedRequest};
 use crate::output::digest::{self, Digest};
 use crate::output::feed::{feed_objects, tag_objects};
 use crate::output::json;
@@ -26,31 +26,7 @@ use crate::output::json;
 const KNOWN: [&str; 6] = ["tag", "k", "since", "from", "must", "exclude"];
 
 fn request(p: &Params) -> Result<FeedRequest, BadParam> {
-    let many = |name: &str| -> Result<Vec<String>, BadParam> {
-        let values = p.all(name);
-        if values.len() > MAX_IDS {
-            return Err(BadParam::new(
-                name,
-                format!("{} values; at most {MAX_IDS}", values.len()),
-            ));
-        }
-        Ok(values.to_vec())
-    };
-    let scope = match (p.date("since")?, many("from")?) {
-        (Some(_), from) if !from.is_empty() => {
-            return Err(BadParam::new("from", "give since or from, not both"))
-        }
-        (Some(date), _) => Scope::Since(date),
-        (None, from) if !from.is_empty() => Scope::From(from),
-        _ => Scope::LastRun,
-    };
-    Ok(FeedRequest {
-        tags: many("tag")?,
-        scope,
-        limit: p.number("k", 20, 1..=MAX_K)?,
-        must: many("must")?,
-        exclude: many("exclude")?,
-    })
+    p.feed("tag", 20, MAX_K)
 }
 
 /// `GET /api/feed`.

@@ -14,20 +14,23 @@
 //! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page)                      |
 //! | `GET /api/info`        |                                                              |
 //! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
+//! | `GET /api/feed`, `/api/tags`, `/feed` | see [`feeds`]                                   |
+//! | `GET /healthz`         | `{"status": "ok", "records": N}`                             |
+//! | `POST /mcp`            | MCP over Streamable HTTP ([`crate::mcp::http`])               |
 //! | `GET /`                | the page; `?q=`, `?similar=ID`, `?paper=ID` are its links    |
 //!
 //! What one request may cost is capped ([`params`]: `k`, query bytes, ids;
 //! [`Limits`]: time and how many run at once). The work runs on a pool of
 //! blocking threads no larger than [`Limits::workers`]; a client that is
 //! slow to send or read holds only a socket and an async task, never one of
-//! those threads. The server only reads the index.
+//! those threads. The server only reads the index, unless started with
+//! `--allow-write` (MCP's `tag` and `untag`).
 
 mod api;
 mod feeds;
 pub mod guard;
 mod listen;
 mod page;
-pub mod params;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -76,12 +79,14 @@ impl Default for Limits {
 /// Serves `searcher` on `addr` until Ctrl-C (or SIGTERM); `ready` hears the
 /// address once the socket listens (port 0 picks a free one). The server
 /// answers to loopback names, the address it listens on and the names in
-/// `hosts` ([`guard`]).
+/// `hosts` ([`guard`]). MCP clients at `/mcp` may tag papers only with
+/// `allow_write`; nothing else writes the index.
 pub fn run(
     searcher: Arc<Searcher>,
     addr: SocketAddr,
     limits: Limits,
     hosts: &[String],
+    allow_write: bool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -100,7 +105,7 @@ pub fn run(
             .local_addr()
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
         ready(local);
-        let app = api::router(api::App::new(searcher, limits))
+        let app = api::router(api::App::new(searcher, limits), allow_write)
             .layer(axum::middleware::from_fn_with_state(hosts, guard::check));
         listen::serve(listener, app, limits, shutdown())
             .await

@@ -282,7 +282,7 @@ fn search_in_one_dump_returns_only_its_papers() {
     ])
     .fails(
         1,
-        &["--listed-since 2026-02-01 is after --listed-until 2026-01-01"],
+        &["--listed-since: 2026-02-01 is after --listed-until 2026-01-01"],
     );
 }
 

@@ -202,7 +202,7 @@ fn page_addresses_are_ids_and_impossible_arguments_are_refused() {
             "2026-07-01",
         ],
     )
-    .fails(1, &["--since 2026-08-01 is after --until 2026-07-01"]);
+    .fails(1, &["--since: 2026-08-01 is after --until 2026-07-01"]);
 }
 
 #[test]
