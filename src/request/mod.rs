@@ -52,7 +52,9 @@ impl Front {
 
     /// A message written with the CLI's flags (as the library words its
     /// errors), in this front end's words: each flag (`--min-score`)
-    /// becomes its parameter (`min_score`) and `--limit` becomes `k`.
+    /// becomes its parameter (`min_score`), `--limit` becomes `k`, and a
+    /// flag given a value (`--min-score 0`, `--since DATE`) reads as the
+    /// parameter does (`min_score=0`, `since=DATE`).
     pub fn words(self, text: &str) -> String {
         if self == Front::Cli {
             return text.to_string();
@@ -73,6 +75,16 @@ impl Front {
                 name => out.push_str(&name.replace('-', "_")),
             }
             rest = &flag[len..];
+            // A value after the flag: a number or a placeholder (`DATE`).
+            if let Some(value) = rest.strip_prefix(' ') {
+                let token = value.split([' ', ',', ';', ')']).next().unwrap_or_default();
+                let is_value = token.starts_with(|c: char| c.is_ascii_digit())
+                    || (token.len() > 1 && token.chars().all(|c| c.is_ascii_uppercase()));
+                if is_value && !name.is_empty() {
+                    out.push('=');
+                    rest = value;
+                }
+            }
         }
         out.push_str(rest);
         out
@@ -209,8 +221,8 @@ mod tests {
             "min_score: '2' is not a number from 0 to 1"
         );
         assert_eq!(
-            Front::Http.words("use --min-score 0, or --limit 5 --json"),
-            "use min_score 0, or k 5 json"
+            Front::Http.words("use --min-score 0, or --limit 5 --json; --since DATE or --from FILE"),
+            "use min_score=0, or k=5 json; since=DATE or from=FILE"
         );
         let range = Ranking {
             since: Some(20240302),
@@ -221,7 +233,7 @@ mod tests {
         assert_eq!(bad.parameter, "since");
         assert_eq!(
             bad.worded(Front::Http),
-            "since: 2024-03-02 is after until 2024-03-01: no day is in that range"
+            "since: 2024-03-02 is after until=2024-03-01: no day is in that range"
         );
     }
 }

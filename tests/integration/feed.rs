@@ -328,3 +328,44 @@ fn the_server_serves_the_feed_and_follows_new_tags() {
         eprintln!("skipped the browser part: no Chromium on this machine");
     }
 }
+
+#[test]
+fn the_page_and_the_api_say_nothing_new_in_their_own_words() {
+    let (index, _) = tagged_index();
+    // The same dump again adds nothing: the last run has nothing new.
+    papers_in(index.path(), &["index", &dump("1")]).ok();
+    let server = Server::start(index.path(), &[]);
+    let (status, body) = server.get("/api/feed?tag=pos");
+    assert_eq!(status, 404, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("since=DATE or from=FILE"), "{message}");
+    assert!(!message.contains("--"), "the API speaks CLI: {message}");
+    let (status, body) = server.get("/api/search?q=x&since=2024-03-02&until=2024-03-01");
+    assert_eq!(status, 400);
+    assert!(!body.contains("--"), "the API speaks CLI: {body}");
+
+    let Some(browser) = chromium() else {
+        eprintln!("skipped the browser part: no Chromium on this machine");
+        return;
+    };
+    let dom = rendered(browser, &format!("{}/?feed&tag=pos", server.base));
+    let status = dom
+        .split("id=\"status\"")
+        .nth(1)
+        .and_then(|s| s.split("</div>").next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(status.contains("Nothing new since the last index run"), "{status}");
+    assert!(status.contains("last 7 days"), "the page offers its own way on: {status}");
+    assert!(!status.contains("--") && !status.contains("since=DATE"), "{status}");
+    // That link ranks the week's papers: the dump indexed today is in it.
+    let week = status
+        .split("href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let dom = rendered(browser, &format!("{}{week}", server.base));
+    assert!(!shown_ids(&dom).is_empty(), "the week's feed shows papers");
+}

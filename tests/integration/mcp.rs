@@ -1,122 +1,278 @@
-//! `papers mcp`: the official MCP Python SDK's client (tests/mcp/client.py)
-//! drives the real binary over stdio; its transcript is checked against the
-//! CLI's answers. The SDK lives in a throwaway venv: `PAPERS_MCP_PYTHON`
-//! names its python (`.ci/run` makes one); without it the test skips.
+//! MCP: the official MCP Python SDK's client (tests/mcp/client.py) drives
+//! the real binary, over stdio (`papers mcp`) and over Streamable HTTP
+//! (`papers serve`'s `/mcp`), in the SDK's default `auto` mode (the
+//! 2026-07-28 revision) and its `legacy` mode (the `initialize`
+//! handshake). The SDK itself checks every `structuredContent` against its
+//! tool's `outputSchema`; the transcript is checked against the CLI's
+//! answers. The SDK lives in a throwaway venv: `PAPERS_MCP_PYTHON` names
+//! its python (`.ci/run` makes one); without it the tests skip.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::serve::Server;
 use crate::util::{papers_in, run, small_index_copy};
 
-/// The python that has the MCP SDK, if any: `PAPERS_MCP_PYTHON`, which CI
-/// sets (and then it must work), else a `python3` that imports `mcp`.
+/// The python that has the MCP SDK (v2), if any: `PAPERS_MCP_PYTHON`,
+/// which CI sets (and then it must work), else a `python3` that has it.
 fn python() -> Option<PathBuf> {
     if let Some(python) = std::env::var_os("PAPERS_MCP_PYTHON") {
         return Some(python.into());
     }
     let found = std::process::Command::new("python3")
-        .args(["-c", "import mcp.client.stdio"])
+        .args(["-c", "from mcp import Client"])
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
     found.then(|| "python3".into())
 }
 
-#[test]
-fn a_real_mcp_client_searches_shows_and_gets_tool_errors() {
-    let Some(python) = python() else {
-        eprintln!("skipped: no MCP Python SDK (set PAPERS_MCP_PYTHON to a python with `mcp`)");
-        return;
-    };
-    let index = small_index_copy();
-    let dir = index.path();
-    let liked = crate::util::top_id(dir, &["transformers position encoding causal mask"]);
-    papers_in(dir, &["tag", "pos", &liked]).ok();
+/// Runs the client with `args` and returns its transcript.
+fn client(python: &Path, args: &[&str]) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let mut cmd = crate::util::papers();
-    cmd.env_remove("PAPERS_INDEX");
-    cmd.env("PYTHONDONTWRITEBYTECODE", "1");
-    let mut python_cmd = std::process::Command::new(&python);
-    // The client passes PAPERS_*, HF_*, HOME and PATH on to the server.
-    for (k, v) in cmd.get_envs() {
+    let mut python_cmd = std::process::Command::new(python);
+    // The client passes PAPERS_*, HF_*, HOME and PATH on to a stdio server.
+    for (k, v) in crate::util::papers().get_envs() {
         match v {
             Some(v) => python_cmd.env(k, v),
             None => python_cmd.env_remove(k),
         };
     }
     python_cmd.env_remove("PAPERS_INDEX");
-    let transcript = run(
-        python_cmd,
-        &[
-            script.to_str().unwrap(),
-            env!("CARGO_BIN_EXE_papers"),
-            dir.to_str().unwrap(),
-        ],
-    )
-    .ok();
-    eprintln!("MCP transcript: {}", transcript.stdout.trim());
-    let t: Value = transcript.json();
+    python_cmd.env("PYTHONDONTWRITEBYTECODE", "1");
+    let mut all = vec![script.to_str().unwrap()];
+    all.extend(args);
+    let transcript = run(python_cmd, &all).ok();
+    eprintln!("MCP transcript ({args:?}): {}", transcript.stdout.trim());
+    transcript.json()
+}
 
+/// An index of ten seed abstracts with one tag, `pos`, and the paper it likes.
+fn tagged_index() -> (tempfile::TempDir, String) {
+    let index = small_index_copy();
+    let liked = crate::util::top_id(index.path(), &["transformers position encoding causal mask"]);
+    papers_in(index.path(), &["tag", "pos", &liked]).ok();
+    (index, liked)
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect()
+}
+
+/// Checks one transcript against the CLI on `dir`.
+fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     assert_eq!(t["server"], "papers");
+    let protocol = t["protocol"].as_str().unwrap();
+    match mode {
+        "auto" => assert_eq!(protocol, "2026-07-28"),
+        _ => assert!(protocol < "2026-07-28", "legacy negotiated {protocol}"),
+    }
+    assert!(t["instructions"].as_str().unwrap().contains("untrusted"));
+
+    // The tools, in a fixed order, each with an object output schema.
+    let mut names = vec!["search", "similar", "show", "info", "feed", "tags"];
+    if write {
+        names.extend(["tag", "untag"]);
+    }
+    let tools = t["tools"].as_array().unwrap();
+    let listed: Vec<&str> = tools.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(listed, names);
+    for tool in tools {
+        assert_eq!(tool["output_type"], "object", "{tool}");
+        assert!(tool["title"].as_str().is_some_and(|s| !s.is_empty()));
+        let reads = !matches!(tool["name"].as_str(), Some("tag" | "untag"));
+        assert_eq!(tool["read_only"], reads, "{tool}");
+    }
+    let search_args: Vec<&str> = tools[0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    for filter in [
+        "query",
+        "k",
+        "mode",
+        "detail",
+        "in",
+        "since",
+        "until",
+        "listed_since",
+        "listed_until",
+        "author",
+        "category",
+    ] {
+        assert!(search_args.contains(&filter), "search takes {filter}");
+    }
     assert_eq!(
-        t["tools"],
-        serde_json::json!({
-            "search": ["k", "query"],
-            "similar": ["ids", "k", "not"],
-            "show": ["id"],
-            "info": [],
-            "feed": ["k", "since", "tags"],
-            "tags": [],
-        })
+        t["prompts"],
+        serde_json::json!(["digest", "literature", "compare"])
     );
-    let text = |name: &str| -> Value {
+    assert_eq!(t["templates"], serde_json::json!(["papers://paper/{id}"]));
+
+    // No call raised: every structured answer fitted its schema.
+    for (name, call) in t.as_object().unwrap() {
+        assert!(call.get("exception").is_none(), "{name}: {call}");
+    }
+    let ok = |name: &str| -> &Value {
         assert_eq!(t[name]["is_error"], false, "{name}: {}", t[name]);
-        serde_json::from_str(t[name]["text"][0].as_str().unwrap()).unwrap()
+        // The text block is the structured object, for older clients.
+        let text: Value = serde_json::from_str(t[name]["text"][0].as_str().unwrap()).unwrap();
+        assert_eq!(text, t[name]["structured"], "{name}");
+        &t[name]["structured"]
     };
-    // search: the CLI's hits, ids and evidence included.
+
+    // search: the CLI's hits and evidence, a link to each.
+    let query = "position encoding for long contexts";
+    let cli: Vec<Value> = papers_in(dir, &["search", "--json", "-k", "3", query])
+        .ok()
+        .json_lines();
+    let hits = &ok("search_k3")["hits"];
+    assert_eq!(ids(hits), ids(&Value::Array(cli.clone())));
+    for (hit, line) in hits.as_array().unwrap().iter().zip(&cli) {
+        assert_eq!(hit["evidence"], line["evidence"]);
+        let score = line["score"].as_f64().unwrap();
+        assert!((hit["score"].as_f64().unwrap() - score).abs() < 1e-4);
+        assert_eq!(hit["uri"], format!("papers://paper/{}", line["id"].as_str().unwrap()));
+        assert!(hit.get("abstract").is_none(), "evidence detail has no abstract");
+    }
+    assert_eq!(t["search_k3"]["links"].as_array().unwrap().len(), 3);
+    let default = ok("search");
+    assert_eq!(default["detail"], "evidence");
+    assert_eq!(default["total"], default["returned"]);
+    assert_eq!(default["truncated"], false);
+    // A default answer under 5,000 tokens, the largest under 25,000.
+    let bytes = t["search"]["bytes"].as_u64().unwrap();
+    assert!(bytes < 20_000, "a default search is {bytes} bytes");
+    let largest = ok("search_largest");
+    let bytes = t["search_largest"]["bytes"].as_u64().unwrap();
+    assert!(bytes < 100_000, "the largest search is {bytes} bytes");
+    assert_eq!(largest["detail"], "abstract");
+    let (total, returned) = (largest["total"].as_u64(), largest["returned"].as_u64());
+    assert_eq!(largest["truncated"], returned < total);
+    assert!(largest["hits"][0]["abstract"].as_str().is_some());
+
+    // The CLI's filters and mode: titles only, from one input.
+    let filtered = ok("search_filtered");
+    let file = t["info"]["structured"]["sources"][0]["file"].as_str().unwrap();
     let cli: Vec<Value> = papers_in(
         dir,
         &[
-            "search",
-            "--json",
-            "-k",
-            "3",
-            "position encoding for long contexts",
+            "search", "--json", "-k", "5", "--mode", "lexical", "--in", file, "attention",
         ],
     )
     .ok()
     .json_lines();
-    assert_eq!(text("search"), Value::Array(cli.clone()));
-    assert!(cli
-        .iter()
-        .all(|h| h["evidence"].as_str().is_some_and(|e| !e.is_empty())));
-    let first = cli[0]["id"].as_str().unwrap();
+    assert_eq!(ids(&filtered["hits"]), ids(&Value::Array(cli)));
+    for hit in filtered["hits"].as_array().unwrap() {
+        assert!(hit.get("evidence").is_none(), "titles carry no evidence");
+    }
+
+    // show, the resource, similar, info, feed and tags.
+    let first = hits[0]["id"].as_str().unwrap();
     let shown: Value = papers_in(dir, &["show", "--json", first]).ok().json();
-    assert_eq!(text("show"), shown);
+    let show = ok("show");
+    assert_eq!(show["id"], first);
+    assert_eq!(show["abstract"], shown["text"]);
+    assert!(show["bibtex"].as_str().unwrap().starts_with('@'));
+    assert_eq!(t["resource"][0], *show);
     let similar: Vec<Value> = papers_in(dir, &["similar", "--json", "-k", "2", first])
         .ok()
         .json_lines();
-    assert_eq!(text("similar"), Value::Array(similar));
-    assert_eq!(text("info")["records"], 10);
-    // feed: the CLI's feed, each hit saying why.
+    assert_eq!(ids(&ok("similar")["hits"]), ids(&Value::Array(similar)));
+    assert_eq!(ok("info")["records"], 10);
     let feed: Vec<Value> = papers_in(dir, &["feed", "--json", "-k", "3"])
         .ok()
         .json_lines();
-    assert_eq!(feed.len(), 3);
-    assert_eq!(text("feed"), Value::Array(feed));
-    assert_eq!(text("feed")[0]["because"]["id"], liked.as_str());
-    assert_eq!(text("tags")[0]["tag"], "pos");
+    let mcp_feed = ok("feed");
+    assert_eq!(ids(&mcp_feed["hits"]), ids(&Value::Array(feed)));
+    assert_eq!(mcp_feed["hits"][0]["because"]["id"], liked);
+    assert_eq!(ok("tags")["tags"][0]["tag"], "pos");
 
-    // Bad calls are tool errors with a message, not protocol failures.
+    // Prompts: compare embeds the papers; digest names the tool to call.
+    assert_eq!(
+        t["prompt_compare"],
+        serde_json::json!(["text", "resource", "resource"])
+    );
+    assert!(t["prompt_digest"].as_str().unwrap().contains("feed"));
+
+    // Bad calls are tool errors naming the argument, not protocol failures.
     for (name, needle) in [
         ("show_unknown", "unknown id `ffffffff`"),
-        ("search_k0", "k:"),
-        ("similar_none", "ids"),
+        ("search_k0", "k: '0' is not a whole number from 1 to 50"),
+        ("search_k_text", "k: 'ten'"),
+        ("search_k_over", "k: '51'"),
+        ("search_bad_date", "since: '2024-02-30'"),
+        ("search_unknown_arg", "limit: unknown parameter"),
+        ("similar_none", "ids: missing"),
         ("feed_unknown", "no tag `nope`"),
+        ("detail_bad", "detail: 'everything'"),
     ] {
-        assert_eq!(t[name]["is_error"], true, "{name}: {}", t[name]);
-        let message = t[name]["text"][0].as_str().unwrap();
+        let error = &t["errors"][name];
+        assert_eq!(error["is_error"], true, "{name}: {error}");
+        let message = error["text"][0].as_str().unwrap();
         assert!(message.contains(needle), "{name}: {message}");
+        assert!(!message.contains("--"), "{name} speaks CLI: {message}");
     }
+
+    // Writing only when allowed.
+    if write {
+        assert_eq!(ok("tag")["changed"], 1);
+        let after = ok("tags_after")["tags"].as_array().unwrap();
+        assert!(after.iter().any(|x| x["tag"] == "agent" && x["liked"] == 1));
+        assert_eq!(ok("untag")["changed"], 1);
+    } else {
+        let refused = &t["tag_refused"];
+        assert_eq!(refused["is_error"], true);
+        assert!(refused["text"][0].as_str().unwrap().contains("--allow-write"));
+    }
+}
+
+#[test]
+fn a_real_mcp_client_over_stdio_in_both_protocol_modes() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no MCP Python SDK (set PAPERS_MCP_PYTHON to a python with `mcp`)");
+        return;
+    };
+    let (index, liked) = tagged_index();
+    let dir = index.path();
+    let binary = env!("CARGO_BIN_EXE_papers");
+    let index_arg = dir.to_str().unwrap();
+    let t = client(
+        &python,
+        &["stdio", "auto", binary, index_arg, "--allow-write"],
+    );
+    check(&t, dir, &liked, "auto", true);
+    let t = client(&python, &["stdio", "legacy", binary, index_arg]);
+    check(&t, dir, &liked, "legacy", false);
+}
+
+#[test]
+fn a_real_mcp_client_over_http_on_the_server_in_both_protocol_modes() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no MCP Python SDK (set PAPERS_MCP_PYTHON to a python with `mcp`)");
+        return;
+    };
+    let (index, liked) = tagged_index();
+    let server = Server::start(index.path(), &[]);
+    let url = format!("{}/mcp", server.base);
+    for mode in ["auto", "legacy"] {
+        let t = client(&python, &["http", mode, &url]);
+        check(&t, index.path(), &liked, mode, false);
+    }
+    // Another site's page may not call the tools; the server is up.
+    let refused = ureq::post(&url)
+        .set("Origin", "http://evil.example")
+        .set("Content-Type", "application/json")
+        .send_string(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    match refused {
+        Err(ureq::Error::Status(code, _)) => assert_eq!(code, 403),
+        other => panic!("another origin got {other:?}"),
+    }
+    assert_eq!(server.json("/healthz")["records"], 10);
 }
