@@ -110,11 +110,18 @@ pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         limits.workers = workers as usize;
     }
     let records = searcher.index().len();
-    papers::serve::run(searcher, args.addr, limits, &args.allow_host, args.allow_write, |addr| {
-        // Said even with --quiet: a script starting the server on port 0
-        // reads the address from here.
-        eprintln!("papers: serving {records} papers on http://{addr}/ (Ctrl-C stops)");
-    })
+    papers::serve::run(
+        searcher,
+        args.addr,
+        limits,
+        &args.allow_host,
+        args.allow_write,
+        |addr| {
+            // Said even with --quiet: a script starting the server on port 0
+            // reads the address from here.
+            eprintln!("papers: serving {records} papers on http://{addr}/ (Ctrl-C stops)");
+        },
+    )
     .with_context(|| format!("serving on {}", args.addr))?;
     ctx.note("stopped");
     Ok(())

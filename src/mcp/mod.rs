@@ -6,14 +6,14 @@
 //! - **Tools** ([`tools`]), in this order: `search`, `similar`, `show`,
 //!   `info`, `feed`, `tags`, and with `--allow-write` `tag` and `untag`.
 //!   Each declares an `outputSchema` and answers `structuredContent`
-//!   ([`answer`]) with the same JSON as text and a resource link per
+//!   (`answer`) with the same JSON as text and a resource link per
 //!   paper. Answers are budgeted: `k` is at most [`tools::MAX_K`], `detail`
 //!   chooses how much each hit carries, and a list is cut to
-//!   [`answer::BUDGET_BYTES`] (saying `truncated`). Bad arguments and
+//!   [`BUDGET_BYTES`] (saying `truncated`). Bad arguments and
 //!   unknown ids are tool errors (`isError: true`) naming the argument.
 //! - **Resources**: `papers://paper/{id}` (a template), a paper's
 //!   metadata, abstract and BibTeX as JSON.
-//! - **Prompts** ([`prompts`]): `digest`, `literature`, `compare`.
+//! - **Prompts** (`prompts`): `digest`, `literature`, `compare`.
 //!
 //! The SDK speaks both the 2026-07-28 revision (stateless: a client may
 //! open with `server/discover`) and the earlier ones (the `initialize`
@@ -190,13 +190,15 @@ impl ServerHandler for Server {
             .blocking(move |searcher| prompts::paper(searcher, &id))
             .await?
             .map_err(|e| ErrorData::resource_not_found(format!("uri: {e}"), None))?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
-            uri,
-            mime_type: Some("application/json".into()),
-            text: serde_json::to_string(&view).unwrap_or_default(),
-            meta: None,
-        }])
-        .into())
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                uri,
+                mime_type: Some("application/json".into()),
+                text: serde_json::to_string(&view).unwrap_or_default(),
+                meta: None,
+            }])
+            .into(),
+        )
     }
 
     async fn list_prompts(

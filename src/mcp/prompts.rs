@@ -86,14 +86,20 @@ pub fn get(
                  the papers by theme; for each give its title, one sentence on what it does \
                  and why it was picked (its tag and the liked paper it is like), best first. \
                  End with the three I should read first and why. {CITE}",
-                if since.is_empty() { String::new() } else { format!(" = {since}") },
+                if since.is_empty() {
+                    String::new()
+                } else {
+                    format!(" = {since}")
+                },
             ))])
             .with_description("Today's reading digest"))
         }
         "literature" => {
             p.only(&["topic", "size"]).map_err(worded)?;
             let topic = p.query("topic").map_err(worded)?;
-            let size = p.number("size", 10, 1..=super::tools::MAX_K).map_err(worded)?;
+            let size = p
+                .number("size", 10, 1..=super::tools::MAX_K)
+                .map_err(worded)?;
             Ok(GetPromptResult::new(vec![user(format!(
                 "Compile a literature list on: {topic}\n\nCall `search` with this topic \
                  (k {size}, detail evidence), and again with narrower phrasings if the first \
@@ -137,7 +143,9 @@ pub fn get(
             }
             Ok(GetPromptResult::new(messages).with_description("A comparison"))
         }
-        other => Err(format!("name: no prompt `{other}` (prompts/list lists them)")),
+        other => Err(format!(
+            "name: no prompt `{other}` (prompts/list lists them)"
+        )),
     }
 }
 

@@ -221,7 +221,8 @@ mod tests {
             "min_score: '2' is not a number from 0 to 1"
         );
         assert_eq!(
-            Front::Http.words("use --min-score 0, or --limit 5 --json; --since DATE or --from FILE"),
+            Front::Http
+                .words("use --min-score 0, or --limit 5 --json; --since DATE or --from FILE"),
             "use min_score=0, or k=5 json; since=DATE or from=FILE"
         );
         let range = Ranking {

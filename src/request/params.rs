@@ -147,7 +147,11 @@ impl Params {
     /// `listed_since`, `listed_until`, `author`, `category`, and `mode`
     /// (for text queries), checked together as [`Ranking::options`] checks
     /// the CLI's.
-    pub fn options_within(&self, default_k: usize, max_k: usize) -> Result<SearchOptions, BadParam> {
+    pub fn options_within(
+        &self,
+        default_k: usize,
+        max_k: usize,
+    ) -> Result<SearchOptions, BadParam> {
         Ranking {
             limit: self.number("k", default_k, 1..=max_k)?,
             min_score: self.real("min_score", 0.0, 1.0)?,
@@ -181,7 +185,12 @@ impl Params {
     /// A feed's request: the tags under `tags` (every tag when none), `k`
     /// (from 1 to `max_k`, default `default_k`), `since` (a day) or `from`
     /// (input files) for which papers are new, `must` and `exclude`.
-    pub fn feed(&self, tags: &str, default_k: usize, max_k: usize) -> Result<FeedRequest, BadParam> {
+    pub fn feed(
+        &self,
+        tags: &str,
+        default_k: usize,
+        max_k: usize,
+    ) -> Result<FeedRequest, BadParam> {
         let scope = match (self.date("since")?, self.many("from")?) {
             (Some(_), from) if !from.is_empty() => {
                 return Err(BadParam::new("from", "give --since or --from, not both"))

@@ -28,7 +28,10 @@ pub fn count(
         Ok(n) if range.contains(&n) => Ok(n),
         _ if *range.end() == usize::MAX => Err(BadParam::new(
             name,
-            format!("'{text}' is not a whole number of at least {}", range.start()),
+            format!(
+                "'{text}' is not a whole number of at least {}",
+                range.start()
+            ),
         )),
         _ => Err(BadParam::new(
             name,

@@ -12,11 +12,11 @@ use axum::routing::get;
 use axum::Router;
 use tokio::sync::Semaphore;
 
-use crate::request::{BadParam, Front, Params, MAX_K};
 use super::Limits;
 use super::{feeds, page};
 use crate::error::Error;
 use crate::output::json;
+use crate::request::{BadParam, Front, Params, MAX_K};
 use crate::search::{self, Query, Searcher};
 
 /// What every route shares.
@@ -215,7 +215,11 @@ async fn not_found() -> Response {
 /// `GET /healthz`: the server is up, and how many papers it serves.
 async fn healthz(State(app): Shared) -> Response {
     let body = serde_json::json!({"status": "ok", "records": app.searcher.index().len()});
-    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 async fn not_allowed() -> Response {

@@ -15,12 +15,12 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 
 use super::api::{App, Failure};
-use crate::request::{BadParam, Params, MAX_K};
 use crate::error::Error;
 use crate::feed::{Feed, FeedRequest};
 use crate::output::digest::{self, Digest};
 use crate::output::feed::{feed_objects, tag_objects};
 use crate::output::json;
+use crate::request::{BadParam, Params, MAX_K};
 
 /// The parameters every feed route takes.
 const KNOWN: [&str; 6] = ["tag", "k", "since", "from", "must", "exclude"];

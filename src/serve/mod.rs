@@ -14,12 +14,12 @@
 //! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page)                      |
 //! | `GET /api/info`        |                                                              |
 //! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
-//! | `GET /api/feed`, `/api/tags`, `/feed` | see [`feeds`]                                   |
+//! | `GET /api/feed`, `/api/tags`, `/feed` | see `feeds`                                   |
 //! | `GET /healthz`         | `{"status": "ok", "records": N}`                             |
 //! | `POST /mcp`            | MCP over Streamable HTTP ([`crate::mcp::http`])               |
 //! | `GET /`                | the page; `?q=`, `?similar=ID`, `?paper=ID` are its links    |
 //!
-//! What one request may cost is capped ([`params`]: `k`, query bytes, ids;
+//! What one request may cost is capped ([`crate::request`]: `k`, query bytes, ids;
 //! [`Limits`]: time and how many run at once). The work runs on a pool of
 //! blocking threads no larger than [`Limits::workers`]; a client that is
 //! slow to send or read holds only a socket and an async task, never one of

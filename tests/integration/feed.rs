@@ -356,9 +356,18 @@ fn the_page_and_the_api_say_nothing_new_in_their_own_words() {
         .and_then(|s| s.split("</div>").next())
         .unwrap_or_default()
         .to_string();
-    assert!(status.contains("Nothing new since the last index run"), "{status}");
-    assert!(status.contains("last 7 days"), "the page offers its own way on: {status}");
-    assert!(!status.contains("--") && !status.contains("since=DATE"), "{status}");
+    assert!(
+        status.contains("Nothing new since the last index run"),
+        "{status}"
+    );
+    assert!(
+        status.contains("last 7 days"),
+        "the page offers its own way on: {status}"
+    );
+    assert!(
+        !status.contains("--") && !status.contains("since=DATE"),
+        "{status}"
+    );
     // That link ranks the week's papers: the dump indexed today is in it.
     let week = status
         .split("href=\"")

@@ -51,7 +51,10 @@ fn client(python: &Path, args: &[&str]) -> Value {
 /// An index of ten seed abstracts with one tag, `pos`, and the paper it likes.
 fn tagged_index() -> (tempfile::TempDir, String) {
     let index = small_index_copy();
-    let liked = crate::util::top_id(index.path(), &["transformers position encoding causal mask"]);
+    let liked = crate::util::top_id(
+        index.path(),
+        &["transformers position encoding causal mask"],
+    );
     papers_in(index.path(), &["tag", "pos", &liked]).ok();
     (index, liked)
 }
@@ -138,8 +141,14 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         assert_eq!(hit["evidence"], line["evidence"]);
         let score = line["score"].as_f64().unwrap();
         assert!((hit["score"].as_f64().unwrap() - score).abs() < 1e-4);
-        assert_eq!(hit["uri"], format!("papers://paper/{}", line["id"].as_str().unwrap()));
-        assert!(hit.get("abstract").is_none(), "evidence detail has no abstract");
+        assert_eq!(
+            hit["uri"],
+            format!("papers://paper/{}", line["id"].as_str().unwrap())
+        );
+        assert!(
+            hit.get("abstract").is_none(),
+            "evidence detail has no abstract"
+        );
     }
     assert_eq!(t["search_k3"]["links"].as_array().unwrap().len(), 3);
     let default = ok("search");
@@ -159,11 +168,21 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
 
     // The CLI's filters and mode: titles only, from one input.
     let filtered = ok("search_filtered");
-    let file = t["info"]["structured"]["sources"][0]["file"].as_str().unwrap();
+    let file = t["info"]["structured"]["sources"][0]["file"]
+        .as_str()
+        .unwrap();
     let cli: Vec<Value> = papers_in(
         dir,
         &[
-            "search", "--json", "-k", "5", "--mode", "lexical", "--in", file, "attention",
+            "search",
+            "--json",
+            "-k",
+            "5",
+            "--mode",
+            "lexical",
+            "--in",
+            file,
+            "attention",
         ],
     )
     .ok()
@@ -229,7 +248,10 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     } else {
         let refused = &t["tag_refused"];
         assert_eq!(refused["is_error"], true);
-        assert!(refused["text"][0].as_str().unwrap().contains("--allow-write"));
+        assert!(refused["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("--allow-write"));
     }
 }
 
