@@ -37,7 +37,7 @@ enum ExportFormat {
 }
 
 /// The ids of a result list on stdin: each line's `id`, or the line itself.
-fn piped_ids() -> Result<Vec<String>> {
+pub(super) fn piped_ids() -> Result<Vec<String>> {
     let bytes = papers::limits::read_capped(
         std::io::stdin().lock(),
         papers::limits::PIPED_BYTES,

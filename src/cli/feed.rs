@@ -54,7 +54,7 @@ pub struct FeedArgs {
     limit: u64,
 
     /// Rank the papers added or published since this date (YYYY-MM-DD)
-    /// instead of those the last `papers index` run added
+    /// instead of the inbox (the papers not yet marked)
     #[arg(long, value_name = "DATE", value_parser = super::parse_date_arg, conflicts_with = "from")]
     since: Option<u32>,
 
@@ -113,7 +113,7 @@ fn said(ctx: &Context, verb: &str, change: &TagChange) {
 }
 
 /// The library's notes (waiting for the writer lock) on stderr.
-struct Notes<'a>(&'a Context);
+pub(super) struct Notes<'a>(pub(super) &'a Context);
 
 impl Observer for Notes<'_> {
     fn note(&self, message: &str) {
@@ -149,7 +149,7 @@ pub fn feed(ctx: &Context, args: FeedArgs) -> Result<()> {
     let scope = match (args.since, args.from.is_empty()) {
         (Some(date), _) => Scope::Since(date),
         (None, false) => Scope::From(args.from.clone()),
-        (None, true) => Scope::LastRun,
+        (None, true) => Scope::Inbox,
     };
     let request = FeedRequest {
         tags: args.tags,
@@ -162,6 +162,9 @@ pub fn feed(ctx: &Context, args: FeedArgs) -> Result<()> {
     let feed = searcher.feed(&request)?;
     for skipped in &feed.skipped {
         ctx.warn(skipped);
+    }
+    if feed.hits.is_empty() {
+        ctx.note(&feed.described);
     }
     let format = args.format.unwrap_or(match (ctx.json, &args.output) {
         (true, _) => FeedFormat::Json,

@@ -4,6 +4,7 @@
 mod export;
 mod feed;
 mod index;
+mod mark;
 mod model;
 mod open;
 mod query;
@@ -76,8 +77,10 @@ enum Command {
     Untag(feed::UntagArgs),
     /// List the tags, with how many papers each holds
     Tags,
-    /// Rank the new papers (by default those the last `papers index` added) by your tags
+    /// Rank the papers you have not marked yet (the inbox) by your tags
     Feed(feed::FeedArgs),
+    /// Mark papers seen, read or saved (out of the inbox), or new (back in)
+    Mark(mark::MarkArgs),
     /// Print papers as BibTeX, CSV or Markdown (by id, or a result list piped in)
     Export(export::ExportArgs),
     /// Open a paper's arXiv page in the browser (prints the URL when there is none)
@@ -356,6 +359,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Untag(args) => feed::untag(&ctx, args),
         Command::Tags => feed::tags(&ctx),
         Command::Feed(args) => feed::feed(&ctx, args),
+        Command::Mark(args) => mark::mark(&ctx, args),
         Command::Export(args) => export::export(&ctx, args),
         Command::Open(args) => open::open(&ctx, args),
         Command::Check => query::check(&ctx),

@@ -147,6 +147,22 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         }
         candidates.push(row);
     }
+    if candidates.is_empty() && request.scope == Scope::Inbox {
+        // An empty inbox is a state, not a failure: the reader is done.
+        return Ok(Feed {
+            hits: Vec::new(),
+            described: if must.is_empty() && exclude.is_empty() {
+                "the inbox is empty: every paper is marked or tagged \
+                 (`papers mark new ID...` puts one back)"
+                    .into()
+            } else {
+                format!("of {}, none is left after --must and --exclude", selection.described)
+            },
+            ranked: 0,
+            tags: wanted.iter().map(|(name, ..)| name.clone()).collect(),
+            skipped,
+        });
+    }
     if candidates.is_empty() {
         return Err(Error::Feed(format!(
             "nothing to rank: of {}, none is left{}",

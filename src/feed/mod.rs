@@ -1,6 +1,7 @@
 //! The daily feed: today's papers ranked by what a reader likes. A tag is
 //! a reading profile (papers liked, papers marked not interested, kept in
-//! the index's database: [`tags`]); [`select`] finds the new papers;
+//! the index's database: [`tags`]); [`select`] finds the new papers (by
+//! default the [`inbox`]: those the reader has not marked);
 //! [`ranker`] turns a tag's examples into a score ([`svm`] is its linear
 //! classifier, [`words`] the papers' words); `profile` trains each tag or
 //! reads back what [`cache`] kept; [`daily`] ranks the new papers by every
@@ -8,6 +9,7 @@
 
 pub mod cache;
 pub mod daily;
+pub mod inbox;
 mod profile;
 pub mod ranker;
 pub mod select;
@@ -16,6 +18,7 @@ pub mod tags;
 pub mod words;
 
 pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
+pub use inbox::{mark, MarkChange, Marked};
 pub use profile::WORDS_EVERY;
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;

@@ -12,9 +12,9 @@ use crate::paper::format_date;
 /// What counts as new.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
-    /// The records the last `papers index` run added.
+    /// Every paper the reader has not marked (see [`super::inbox`]).
     #[default]
-    LastRun,
+    Inbox,
     /// Records added by a run on or after this day (UTC), or published
     /// on or after it; `YYYYMMDD`.
     Since(u32),
@@ -35,27 +35,12 @@ pub struct Selection {
 /// The rows `scope` names in `index`; nothing new is an error that says
 /// what to try instead.
 pub fn select(index: &Index, scope: &Scope) -> Result<Selection> {
-    let hint = "name the papers with --since DATE or --from FILE";
     let (rows, described): (BTreeSet<usize>, String) = match scope {
-        Scope::LastRun => {
-            let Some(run) = index.last_run()? else {
-                return Err(Error::Feed(format!(
-                    "nothing new: no `papers index` run is recorded for this index (runs are \
-                     recorded from this version on); {hint}"
-                )));
-            };
-            let rows: BTreeSet<usize> = run.range().filter(|&r| index.is_live(r)).collect();
-            let day = day_of(run.at);
-            if rows.is_empty() {
-                return Err(Error::Feed(format!(
-                    "nothing new: the last `papers index` run ({day}) added no records; {hint}"
-                )));
-            }
+        Scope::Inbox => {
+            let rows: BTreeSet<usize> = super::inbox::inbox_rows(index)?.into_iter().collect();
             let n = rows.len();
-            (
-                rows,
-                format!("the {n} records the last `papers index` run added ({day})"),
-            )
+            let described = format!("the {n} papers not yet marked (the inbox)");
+            (rows, described)
         }
         Scope::Since(date) => {
             let at = unix_of(*date);

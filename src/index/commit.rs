@@ -324,7 +324,8 @@ fn cut_to_state(data: &Path, state: &State, dimension: usize) -> Result<()> {
     Ok(())
 }
 
-/// Copies the tags of the database in `from` into the one in `to`. A
+/// Copies the tags, removals and reading marks of the database in `from`
+/// into the one in `to`. A
 /// previous database that cannot be read (a rebuild is how damage is
 /// repaired) has no tags to copy: they went with the damage.
 fn copy_tags(from: &Path, to: &Path) -> Result<()> {
@@ -337,6 +338,9 @@ fn copy_tags(from: &Path, to: &Path) -> Result<()> {
     }
     if let Ok(removals) = old.removals() {
         new.copy_removals(&removals)?;
+    }
+    if let Ok(marks) = old.marks() {
+        new.copy_marks(&marks)?;
     }
     Ok(())
 }

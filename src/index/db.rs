@@ -12,6 +12,7 @@
 //! dead(row)                   rows whose records were removed or replaced
 //! files(file, records)        records seen in each input file
 //! tags(tag, id, liked, at)    the reader's tags (see super::tags)
+//! reading(id, state, at)      the reader's marks: seen, read, saved (see super::reading)
 //! runs(run, at, first_row, rows)
 //!                             what each `papers index` run added (see super::runs)
 //! ```
@@ -52,7 +53,8 @@ CREATE TABLE files (file TEXT PRIMARY KEY, records INTEGER NOT NULL);
 /// Tables added after format 3 was first written: created by every
 /// writer that opens a database without them (readers treat a missing
 /// one as empty). `tags` are the reader's profiles (see [`super::tags`]),
-/// `runs` what each `papers index` run added (see [`super::runs`]),
+/// `reading` the reader's marks (see [`super::reading`]), `runs` what each
+/// `papers index` run added (see [`super::runs`]),
 /// `removed` the papers the reader removed (see [`super::removed`]).
 pub(super) const LATER_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS tags (
@@ -67,6 +69,11 @@ CREATE TABLE IF NOT EXISTS removed (
     arxiv TEXT,
     at INTEGER NOT NULL,
     body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reading (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
     run INTEGER PRIMARY KEY,

@@ -54,6 +54,7 @@ pub mod hnsw;
 pub mod import;
 pub mod legacy;
 pub mod manifest;
+pub mod reading;
 pub mod ownership;
 pub mod removed;
 pub mod rows;
@@ -306,6 +307,11 @@ impl Index {
     /// The entries of `tag` (of every tag when `None`), as of this state.
     pub fn tag_entries(&self, tag: Option<&str>) -> Result<Vec<tags::TagEntry>> {
         self.db().tag_entries(tag)
+    }
+
+    /// The reader's marks (seen, read, saved), as of this state.
+    pub fn marks(&self) -> Result<Vec<reading::Mark>> {
+        self.db().marks()
     }
 
     /// The `papers index` runs that committed at or after `at` (Unix

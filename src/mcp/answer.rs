@@ -338,8 +338,28 @@ pub fn paper(paper: &Paper) -> PaperView {
 /// The reader's tags: what `tags` answers.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Tags {
-    /// Every tag, by name.
+    /// How many tags there are.
+    pub total: usize,
+    /// How many are in `tags`.
+    pub returned: usize,
+    /// True when tags were left out (more than 500).
+    pub truncated: bool,
+    /// The tags, by name.
     pub tags: Vec<TagView>,
+}
+
+/// The most tags `tags` lists.
+const MAX_TAGS: usize = 500;
+
+/// `tags` for an agent.
+pub fn tags(tags: &[TagSummary]) -> Tags {
+    let listed: Vec<TagView> = tags.iter().take(MAX_TAGS).map(TagView::from).collect();
+    Tags {
+        total: tags.len(),
+        returned: listed.len(),
+        truncated: listed.len() < tags.len(),
+        tags: listed,
+    }
 }
 
 /// One tag.

@@ -258,11 +258,7 @@ fn run(
         }
         "tags" => {
             p.only(&[])?;
-            let tags = searcher.tags()?;
-            let tags = answer::Tags {
-                tags: tags.iter().map(answer::TagView::from).collect(),
-            };
-            Ok(structured(&tags, Vec::new()))
+            Ok(structured(&answer::tags(&searcher.tags()?), Vec::new()))
         }
         "tag" | "untag" if !allow_write => Err(Failure::Refused(format!(
             "`{name}` changes the reader's index, and this server was started without \

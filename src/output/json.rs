@@ -74,6 +74,10 @@
 //! `embed` writes JSON Lines `{text, embedding}`. `embed --records` writes
 //! each input record as it was, every field kept, with `embedding` set:
 //! the input of `papers index --embeddings`.
+//! `mark --json` writes one object: `state` (`seen`, `read`, `saved` or
+//! `new`), `changed` (papers whose state changed), `unchanged` (papers
+//! named that were in that state already) and `inbox` (papers left
+//! unmarked).
 //! `model --json` writes one object: `model` (the id), `dir` (the model
 //! folder), `weights` (the safetensors file) and `weights_sha256`.
 
@@ -398,4 +402,15 @@ pub(super) fn model<W: Write>(out: &mut W, info: &ModelInfo) -> io::Result<()> {
         "{}",
         serde_json::to_string(&wire).map_err(io::Error::other)?
     )
+}
+
+/// `mark --json`'s object.
+pub fn mark_object(change: &crate::feed::MarkChange) -> String {
+    serde_json::json!({
+        "state": change.state.name(),
+        "changed": change.changed,
+        "unchanged": change.unchanged,
+        "inbox": change.inbox,
+    })
+    .to_string()
 }

@@ -197,7 +197,7 @@ impl Params {
             }
             (Some(day), _) => Scope::Since(day),
             (None, from) if !from.is_empty() => Scope::From(from),
-            _ => Scope::LastRun,
+            _ => Scope::Inbox,
         };
         Ok(FeedRequest {
             tags: self.many(tags)?,

@@ -1,0 +1,95 @@
+//! `papers mark STATE ID...`: the reader's reading state. Marked papers
+//! (seen, read, saved) leave the inbox the feed ranks; `new` puts them
+//! back. Ids come as arguments, as a result list piped in (`papers feed
+//! --json | papers mark seen`), or `--all`.
+
+use std::io::IsTerminal;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+
+use papers::feed::{MarkChange, Marked};
+use papers::index::reading::ReadingState;
+
+use super::Context;
+
+/// Arguments of `papers mark`.
+#[derive(Debug, Args)]
+pub struct MarkArgs {
+    /// The state to give the papers
+    #[arg(value_enum, value_name = "STATE")]
+    state: StateArg,
+
+    /// Papers (ids, unique prefixes, arXiv ids); without any, the ids of a
+    /// result list piped in (JSON Lines with "id", or one id a line)
+    #[arg(value_name = "ID", conflicts_with = "all")]
+    ids: Vec<String>,
+
+    /// Every paper in the index (`papers mark seen --all` empties the inbox)
+    #[arg(long)]
+    all: bool,
+}
+
+/// `STATE` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StateArg {
+    /// Shown to you, not wanted now: out of the inbox
+    Seen,
+    /// Read: out of the inbox
+    Read,
+    /// Kept to read later: out of the inbox
+    Saved,
+    /// Back into the inbox (takes the mark away)
+    New,
+}
+
+pub fn mark(ctx: &Context, args: MarkArgs) -> Result<()> {
+    let state = match args.state {
+        StateArg::Seen => ReadingState::Seen,
+        StateArg::Read => ReadingState::Read,
+        StateArg::Saved => ReadingState::Saved,
+        StateArg::New => ReadingState::New,
+    };
+    let which = if args.all {
+        Marked::All
+    } else if !args.ids.is_empty() {
+        Marked::Ids(args.ids)
+    } else if std::io::stdin().is_terminal() {
+        bail!(
+            "name papers to mark (`papers mark {} ID...`), pipe a result list into it \
+             (`papers feed --json | papers mark seen`), or pass --all",
+            state.name()
+        );
+    } else {
+        let ids = super::export::piped_ids()?;
+        if ids.is_empty() {
+            bail!("nothing to mark: no ids were given and none came on standard input");
+        }
+        Marked::Ids(ids)
+    };
+    let change = papers::feed::mark(&ctx.index_dir, state, &which, &super::feed::Notes(ctx))?;
+    if ctx.json {
+        println!("{}", papers::output::json::mark_object(&change));
+    }
+    ctx.note(&said(&change));
+    Ok(())
+}
+
+/// "2 papers marked seen (1 was already); 575 papers in the inbox".
+fn said(change: &MarkChange) -> String {
+    let papers = |n: usize| format!("{n} paper{}", if n == 1 { "" } else { "s" });
+    let done = match change.state {
+        ReadingState::New => "put back into the inbox".to_string(),
+        state => format!("marked {}", state.name()),
+    };
+    let already = match change.unchanged {
+        0 => String::new(),
+        1 => " (1 was already)".to_string(),
+        n => format!(" ({n} were already)"),
+    };
+    format!(
+        "{} {done}{already}; {} in the inbox",
+        papers(change.changed),
+        papers(change.inbox)
+    )
+}

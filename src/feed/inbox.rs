@@ -1,0 +1,112 @@
+//! The inbox: every paper the reader has not marked. `papers mark` sets a
+//! paper's reading state (seen, read, saved; `new` takes the mark away),
+//! kept in the index's database by id ([`crate::index::reading`]), so that
+//! the feed ranks what the reader has not seen, whatever `papers index`
+//! runs happened since: a run that adds nothing leaves the inbox as it was.
+//! Each change is one transaction under the index's writer lock.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::index::db::Db;
+use crate::index::reading::ReadingState;
+use crate::index::Index;
+use crate::indexing::{lock_index, Observer};
+
+/// What a `mark` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MarkChange {
+    /// The state the papers were given.
+    pub state: ReadingState,
+    /// Papers whose state changed.
+    pub changed: usize,
+    /// Papers named that were in that state already.
+    pub unchanged: usize,
+    /// Papers left in the inbox (not marked) after the change.
+    pub inbox: usize,
+}
+
+/// Which papers to mark.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Marked {
+    /// These (ids in any form: full, unique prefixes, arXiv ids).
+    Ids(Vec<String>),
+    /// Every paper of the index.
+    All,
+}
+
+/// Gives `which` papers of the index in `dir` the state `state`. An
+/// unknown id is an error and changes nothing; an id named twice counts
+/// once.
+pub fn mark(
+    dir: &Path,
+    state: ReadingState,
+    which: &Marked,
+    observer: &dyn Observer,
+) -> Result<MarkChange> {
+    if which == &Marked::Ids(Vec::new()) {
+        return Err(Error::InvalidArgument {
+            name: "ID".into(),
+            reason: "name the papers to mark (ids, or --all)".into(),
+        });
+    }
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let ids: Vec<String> = match which {
+        Marked::All => index.db().live_ids()?,
+        Marked::Ids(given) => {
+            let mut seen = HashSet::new();
+            let mut ids = Vec::new();
+            for id in given {
+                let hex = index.paper(index.resolve(id)?)?.id.hex();
+                if seen.insert(hex.clone()) {
+                    ids.push(hex);
+                }
+            }
+            ids
+        }
+    };
+    let changed = Db::open(index.data_dir(), true)?.set_marks(&ids, state)?;
+    let index = Index::open(dir)?;
+    Ok(MarkChange {
+        state,
+        changed,
+        unchanged: ids.len() - changed,
+        inbox: inbox_rows(&index)?.len(),
+    })
+}
+
+/// The live rows of `index` that the reader has not marked, ascending.
+pub fn inbox_rows(index: &Index) -> Result<Vec<usize>> {
+    let mut marked = HashSet::new();
+    for m in index.marks()? {
+        if let Ok(id) = m.id.parse() {
+            if let Some(row) = index.row_of(id)? {
+                marked.insert(row);
+            }
+        }
+    }
+    Ok((0..index.rows())
+        .filter(|&r| index.is_live(r) && !marked.contains(&r))
+        .collect())
+}
+
+/// How many papers of `index` are in each state, in [`ReadingState::ALL`]'s
+/// order (papers marked but no longer in the index are not counted).
+pub fn counts(index: &Index) -> Result<[usize; 4]> {
+    let mut counts = [0; 4];
+    let mut marked = 0;
+    for m in index.marks()? {
+        let live = match m.id.parse() {
+            Ok(id) => index.row_of(id)?.is_some(),
+            Err(_) => false,
+        };
+        if live {
+            counts[m.state as usize] += 1;
+            marked += 1;
+        }
+    }
+    counts[0] = index.len().saturating_sub(marked);
+    Ok(counts)
+}
