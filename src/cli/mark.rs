@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use papers::feed::{MarkChange, Marked};
 use papers::index::reading::ReadingState;
@@ -16,9 +16,10 @@ use super::Context;
 /// Arguments of `papers mark`.
 #[derive(Debug, Args)]
 pub struct MarkArgs {
-    /// The state to give the papers
-    #[arg(value_enum, value_name = "STATE")]
-    state: StateArg,
+    /// The state to give the papers: seen (shown, not wanted now), read,
+    /// saved (to read later), or new (back into the inbox)
+    #[arg(value_name = "STATE")]
+    state: String,
 
     /// Papers (ids, unique prefixes, arXiv ids); without any, the ids of a
     /// result list piped in (JSON Lines with "id", or one id a line)
@@ -30,26 +31,8 @@ pub struct MarkArgs {
     all: bool,
 }
 
-/// `STATE` values.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum StateArg {
-    /// Shown to you, not wanted now: out of the inbox
-    Seen,
-    /// Read: out of the inbox
-    Read,
-    /// Kept to read later: out of the inbox
-    Saved,
-    /// Back into the inbox (takes the mark away)
-    New,
-}
-
 pub fn mark(ctx: &Context, args: MarkArgs) -> Result<()> {
-    let state = match args.state {
-        StateArg::Seen => ReadingState::Seen,
-        StateArg::Read => ReadingState::Read,
-        StateArg::Saved => ReadingState::Saved,
-        StateArg::New => ReadingState::New,
-    };
+    let state = ReadingState::parse(&args.state)?;
     let which = if args.all {
         Marked::All
     } else if !args.ids.is_empty() {

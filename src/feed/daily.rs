@@ -58,6 +58,9 @@ pub struct FeedHit {
     pub found: Found,
     /// Why.
     pub because: Because,
+    /// When the `papers index` run that added it committed (Unix
+    /// seconds), where one is recorded: a date for papers that have none.
+    pub added: Option<u64>,
 }
 
 /// A ranked feed.
@@ -156,7 +159,10 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                  (`papers mark new ID...` puts one back)"
                     .into()
             } else {
-                format!("of {}, none is left after --must and --exclude", selection.described)
+                format!(
+                    "of {}, none is left after --must and --exclude",
+                    selection.described
+                )
             },
             ranked: 0,
             tags: wanted.iter().map(|(name, ..)| name.clone()).collect(),
@@ -210,6 +216,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     order.truncate(request.limit);
 
     let mut liked_papers: HashMap<usize, Paper> = HashMap::new();
+    let runs = index.runs_since(0)?;
     let mut hits = Vec::with_capacity(order.len());
     for i in order {
         let (s, p) = best[i];
@@ -234,6 +241,10 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                 similarity,
                 evidence,
             },
+            added: runs
+                .iter()
+                .find(|run| run.range().contains(&candidates[i]))
+                .map(|run| run.at),
         });
     }
     Ok(Feed {

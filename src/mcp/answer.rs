@@ -396,6 +396,30 @@ pub struct TagChanged {
     pub changed: usize,
 }
 
+/// What `mark` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Marked {
+    /// The state given (`seen`, `read`, `saved` or `new`).
+    pub state: String,
+    /// Papers whose state changed.
+    pub changed: usize,
+    /// Papers named that were in that state already.
+    pub unchanged: usize,
+    /// Papers left in the inbox (not marked).
+    pub inbox: usize,
+}
+
+impl From<&crate::feed::MarkChange> for Marked {
+    fn from(c: &crate::feed::MarkChange) -> Marked {
+        Marked {
+            state: c.state.name().into(),
+            changed: c.changed,
+            unchanged: c.unchanged,
+            inbox: c.inbox,
+        }
+    }
+}
+
 /// What the index holds: what `info` answers.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct InfoView {

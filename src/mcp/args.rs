@@ -148,3 +148,26 @@ pub struct UntagArgs {
     /// The papers to take out.
     pub ids: Vec<String>,
 }
+
+/// A reading state.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StateArg {
+    /// Shown, not wanted now: out of the inbox.
+    Seen,
+    /// Read: out of the inbox.
+    Read,
+    /// Kept to read later: out of the inbox.
+    Saved,
+    /// Back into the inbox.
+    New,
+}
+
+/// `mark`'s arguments.
+#[derive(JsonSchema)]
+pub struct MarkArgs {
+    /// The state to give the papers.
+    pub state: StateArg,
+    /// The papers: ids, unique prefixes or arXiv ids.
+    pub ids: Vec<String>,
+}

@@ -4,7 +4,8 @@
 //! serve` ([`http`]), the same tools on the same resident [`Searcher`].
 //!
 //! - **Tools** ([`tools`]), in this order: `search`, `similar`, `show`,
-//!   `info`, `feed`, `tags`, and with `--allow-write` `tag` and `untag`.
+//!   `info`, `feed`, `tags`, and with `--allow-write` `tag`, `mark` and
+//!   `untag`.
 //!   Each declares an `outputSchema` and answers `structuredContent`
 //!   (`answer`) with the same JSON as text and a resource link per
 //!   paper. Answers are budgeted: `k` is at most [`tools::MAX_K`], `detail`

@@ -87,9 +87,9 @@ fn specs() -> Vec<Spec> {
         spec::<FeedArgs, Hits>(
             "feed",
             "The reader's feed",
-            "New papers ranked by the reader's tags (reading profiles), each with the tag and \
-             the liked paper it is closest to. New means what the last `papers index` run added, \
-             or since a day.",
+            "The reader's inbox (the papers not yet marked seen, read or saved) ranked by the \
+             reader's tags (reading profiles), each with the tag and the liked paper it is \
+             closest to; or the papers since a day.",
             Read,
         ),
         spec::<NoArgs, answer::Tags>(
@@ -104,6 +104,14 @@ fn specs() -> Vec<Spec> {
             "Adds papers to one of the reader's tags as liked (or `not_interested`), creating \
              the tag. Changes the reader's index: only when the server was started with \
              --allow-write.",
+            Write,
+        ),
+        spec::<MarkArgs, answer::Marked>(
+            "mark",
+            "Mark papers",
+            "Sets the reader's reading state of papers: seen, read or saved (out of the inbox \
+             the feed ranks) or new (back in). Changes the reader's index: only when the server \
+             was started with --allow-write.",
             Write,
         ),
         spec::<UntagArgs, answer::TagChanged>(
@@ -125,7 +133,7 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
             let read = s.access == Access::Read;
             let annotations = ToolAnnotations::with_title(s.title)
                 .read_only(read)
-                .destructive(s.name == "untag")
+                .destructive(matches!(s.name, "untag" | "mark"))
                 .idempotent(true)
                 .open_world(false);
             Tool::new(s.name, s.description, s.input)
@@ -260,7 +268,7 @@ fn run(
             p.only(&[])?;
             Ok(structured(&answer::tags(&searcher.tags()?), Vec::new()))
         }
-        "tag" | "untag" if !allow_write => Err(Failure::Refused(format!(
+        "tag" | "untag" | "mark" if !allow_write => Err(Failure::Refused(format!(
             "`{name}` changes the reader's index, and this server was started without \
              --allow-write"
         ))),
@@ -294,6 +302,18 @@ fn run(
             )?;
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
+        }
+        "mark" => {
+            p.only(&["state", "ids"])?;
+            let state = crate::index::reading::ReadingState::parse(required(p, "state")?)?;
+            let change = crate::feed::mark(
+                searcher.dir(),
+                state,
+                &crate::feed::Marked::Ids(p.ids("ids", true)?),
+                &crate::writer::Quiet,
+            )?;
+            searcher.refresh_now();
+            Ok(structured(&answer::Marked::from(&change), Vec::new()))
         }
         other => Err(Failure::Param(BadParam::new(
             "name",

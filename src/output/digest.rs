@@ -47,7 +47,10 @@ pub fn render(feed: &Feed, format: Digest, link: &str) -> String {
 }
 
 fn title(feed: &Feed) -> String {
-    format!("papers feed: {}", feed.tags.join(", "))
+    match feed.tags.as_slice() {
+        [] => "papers feed: every tag".to_string(),
+        tags => format!("papers feed: {}", tags.join(", ")),
+    }
 }
 
 /// The paper's page: arXiv's abstract page when it has an arXiv id.
@@ -122,9 +125,22 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// When an item is dated: the paper's date, else now.
-fn dated(paper: &Paper) -> u64 {
-    paper.date().map_or_else(now, unix_of)
+/// When an item is dated: the paper's date, else the day a daily list
+/// featured it, else when `papers index` added it, else now; so an item
+/// keeps its date from one poll to the next.
+fn dated(hit: &FeedHit) -> u64 {
+    let paper = &hit.found.paper;
+    let listed = paper
+        .meta
+        .as_ref()
+        .and_then(|m| m.listed.as_deref())
+        .and_then(crate::paper::parse_date);
+    paper
+        .date()
+        .or(listed)
+        .map(unix_of)
+        .or(hit.added)
+        .unwrap_or_else(now)
 }
 
 /// RFC 822 as RSS wants it: `Fri, 04 Dec 2026 00:00:00 GMT`.
@@ -197,7 +213,7 @@ fn rss(feed: &Feed, link: &str) -> String {
             "<guid isPermaLink=\"false\">papers:{}</guid>\n<category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n",
             paper.id.hex(),
             escape::xml(&hit.because.tag),
-            rfc822(dated(paper)),
+            rfc822(dated(hit)),
             // An RSS description is HTML: the text is escaped once for
             // HTML, then for XML, so a reader shows markup in an abstract
             // as text.
@@ -232,7 +248,7 @@ fn atom(feed: &Feed, link: &str) -> String {
             "<id>urn:papers:{}</id>\n<title>{}</title>\n<updated>{}</updated>\n",
             paper.id.hex(),
             escape::xml(&paper.headline()),
-            rfc3339(dated(paper)),
+            rfc3339(dated(hit)),
         ));
         if let Some(url) = page(paper) {
             out.push_str(&format!("<link href=\"{}\"/>\n", escape::xml(&url)));

@@ -8,7 +8,7 @@ use std::time::Instant;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Semaphore;
 
@@ -24,16 +24,25 @@ pub struct App {
     searcher: Arc<Searcher>,
     turns: Arc<Semaphore>,
     limits: Limits,
+    /// Whether the reader let this server write the index (`serve
+    /// --allow-write`): marks from the page, tags from MCP.
+    allow_write: bool,
 }
 
 impl App {
     /// The state of a server over `searcher`.
-    pub fn new(searcher: Arc<Searcher>, limits: Limits) -> Arc<App> {
+    pub fn new(searcher: Arc<Searcher>, limits: Limits, allow_write: bool) -> Arc<App> {
         Arc::new(App {
             searcher,
             turns: Arc::new(Semaphore::new(limits.workers.max(1))),
             limits,
+            allow_write,
         })
+    }
+
+    /// Whether the reader let this server write the index.
+    pub(super) fn writes(&self) -> bool {
+        self.allow_write
     }
 
     /// Runs `work` on a blocking thread once a turn is free, within the
@@ -88,6 +97,8 @@ pub enum Failure {
     Library(Error),
     /// Too large for the server (400).
     Refused(String),
+    /// Not allowed by how the server was started (403).
+    Forbidden(String),
     /// No turn came in time (503).
     Busy,
     /// The work ran past the time limit (503).
@@ -116,8 +127,15 @@ impl Failure {
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let (status, message, parameter) = match self {
-            Failure::Param(bad) => (StatusCode::BAD_REQUEST, bad.message, Some(bad.parameter)),
+            // The library words its messages for the CLI: flags become
+            // this API's parameter names.
+            Failure::Param(bad) => (
+                StatusCode::BAD_REQUEST,
+                Front::Http.words(&bad.message),
+                Some(bad.parameter),
+            ),
             Failure::Refused(message) => (StatusCode::BAD_REQUEST, message, None),
+            Failure::Forbidden(message) => (StatusCode::FORBIDDEN, message, None),
             Failure::Busy => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "busy: every worker is answering; try again".to_string(),
@@ -152,14 +170,11 @@ impl IntoResponse for Failure {
                 };
                 (
                     status,
-                    e.to_string(),
+                    Front::Http.words(&e.to_string()),
                     parameter.map(|p| Front::Http.words(&p)),
                 )
             }
         };
-        // The library words its messages for the CLI: flags become this
-        // API's parameter names.
-        let message = Front::Http.words(&message);
         let body = serde_json::json!({ "error": message, "parameter": parameter });
         (
             status,
@@ -174,11 +189,11 @@ impl IntoResponse for Failure {
 /// sentence of every hit.
 pub const MAX_EXPLAIN_K: usize = 20;
 
-/// The routes; `allow_write` lets MCP clients at `/mcp` tag papers.
-pub fn router(app: Arc<App>, allow_write: bool) -> Router {
+/// The routes.
+pub fn router(app: Arc<App>) -> Router {
     let mcp = crate::mcp::http::service(
         Arc::clone(&app.searcher),
-        allow_write,
+        app.allow_write,
         crate::mcp::http::Gate {
             turns: Arc::clone(&app.turns),
             timeout: app.limits.timeout,
@@ -196,6 +211,7 @@ pub fn router(app: Arc<App>, allow_write: bool) -> Router {
         .route("/api/dupes", get(dupes))
         .route("/api/feed", get(feeds::api))
         .route("/api/tags", get(feeds::tags))
+        .route("/api/mark", post(feeds::mark))
         .route("/feed", get(feeds::document))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
@@ -214,7 +230,11 @@ async fn not_found() -> Response {
 
 /// `GET /healthz`: the server is up, and how many papers it serves.
 async fn healthz(State(app): Shared) -> Response {
-    let body = serde_json::json!({"status": "ok", "records": app.searcher.index().len()});
+    let body = serde_json::json!({
+        "status": "ok",
+        "records": app.searcher.index().len(),
+        "writable": app.allow_write,
+    });
     (
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
@@ -223,8 +243,10 @@ async fn healthz(State(app): Shared) -> Response {
 }
 
 async fn not_allowed() -> Response {
-    let mut response =
-        Failure::Refused("method not allowed: the API answers GET only".into()).into_response();
+    let mut response = Failure::Refused(
+        "method not allowed: the API answers GET (POST for /api/mark and /mcp)".into(),
+    )
+    .into_response();
     *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
     response
         .headers_mut()

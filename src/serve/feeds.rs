@@ -1,6 +1,7 @@
 //! The feed over HTTP: `GET /api/feed` (the JSON array of `papers feed
 //! --json`'s hit objects), `GET /feed` (RSS 2.0, or `format=atom` /
-//! `markdown`: what a feed reader subscribes to) and `GET /api/tags`.
+//! `markdown`: what a feed reader subscribes to), `GET /api/tags`, and
+//! `POST /api/mark` (the page's marks, with `--allow-write` only).
 //!
 //! Parameters, as `papers feed` takes them: `tag` (repeatable; every tag
 //! when absent), `k` (default 20), `since` (YYYY-MM-DD) or `from`
@@ -36,6 +37,43 @@ pub async fn api(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
         p.only(&KNOWN)?;
         let feed = searcher.feed(&request(&p)?)?;
         Ok(json::array(&feed_objects(&feed)))
+    })
+    .await
+}
+
+/// `POST /api/mark?state=STATE&id=ID...`: the page's marks, when the
+/// server may write ([`App`]'s `allow_write`); answers `mark --json`'s
+/// object.
+pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    if !app.writes() {
+        return Failure::Forbidden(
+            "this server does not write the index: start it with `papers serve --allow-write` \
+             to mark papers"
+                .into(),
+        )
+        .into_response_now();
+    }
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["state", "id"])?;
+        let state = p
+            .one("state")?
+            .ok_or_else(|| BadParam::new("state", "missing: seen, read, saved or new"))?;
+        let state = crate::index::reading::ReadingState::parse(state).map_err(|_| {
+            BadParam::new(
+                "state",
+                format!("'{state}' is not one of new, seen, read, saved"),
+            )
+        })?;
+        let ids = p.ids("id", true)?;
+        let change = crate::feed::mark(
+            searcher.dir(),
+            state,
+            &crate::feed::Marked::Ids(ids),
+            &crate::writer::Quiet,
+        )?;
+        searcher.refresh_now();
+        Ok(json::mark_object(&change))
     })
     .await
 }

@@ -15,7 +15,8 @@
 //! | `GET /api/info`        |                                                              |
 //! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
 //! | `GET /api/feed`, `/api/tags`, `/feed` | see `feeds`                                   |
-//! | `GET /healthz`         | `{"status": "ok", "records": N}`                             |
+//! | `POST /api/mark`       | `state` (seen, read, saved, new), `id` (repeatable): with `--allow-write` only |
+//! | `GET /healthz`         | `{"status": "ok", "records": N, "writable": BOOL}`           |
 //! | `POST /mcp`            | MCP over Streamable HTTP ([`crate::mcp::http`])               |
 //! | `GET /`                | the page; `?q=`, `?similar=ID`, `?paper=ID` are its links    |
 //!
@@ -24,7 +25,7 @@
 //! blocking threads no larger than [`Limits::workers`]; a client that is
 //! slow to send or read holds only a socket and an async task, never one of
 //! those threads. The server only reads the index, unless started with
-//! `--allow-write` (MCP's `tag` and `untag`).
+//! `--allow-write` (the page's marks, MCP's `tag`, `untag` and `mark`).
 
 mod api;
 mod feeds;
@@ -79,8 +80,8 @@ impl Default for Limits {
 /// Serves `searcher` on `addr` until Ctrl-C (or SIGTERM); `ready` hears the
 /// address once the socket listens (port 0 picks a free one). The server
 /// answers to loopback names, the address it listens on and the names in
-/// `hosts` ([`guard`]). MCP clients at `/mcp` may tag papers only with
-/// `allow_write`; nothing else writes the index.
+/// `hosts` ([`guard`]). Only with `allow_write` may the page mark papers
+/// (`/api/mark`) and MCP clients at `/mcp` tag and mark them.
 pub fn run(
     searcher: Arc<Searcher>,
     addr: SocketAddr,
@@ -105,7 +106,7 @@ pub fn run(
             .local_addr()
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
         ready(local);
-        let app = api::router(api::App::new(searcher, limits), allow_write)
+        let app = api::router(api::App::new(searcher, limits, allow_write))
             .layer(axum::middleware::from_fn_with_state(hosts, guard::check));
         listen::serve(listener, app, limits, shutdown())
             .await

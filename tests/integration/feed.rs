@@ -69,8 +69,13 @@ fn tagged_index() -> (tempfile::TempDir, String) {
 }
 
 #[test]
-fn the_feed_ranks_exactly_what_the_last_index_run_added() {
+fn the_feed_ranks_the_inbox_and_marked_papers_leave_it() {
     let (index, liked) = tagged_index();
+    // Yesterday's papers were read: every paper so far is marked seen.
+    let marked = papers_in(index.path(), &["mark", "seen", "--all", "--json"]).ok();
+    let change: Value = marked.json();
+    assert_eq!(change["inbox"], 0, "{change}");
+    assert_eq!(change["state"], "seen");
     let before = listed(index.path());
     papers_in(index.path(), &["index", &dump("2")]).ok();
     let new: BTreeSet<String> = listed(index.path()).difference(&before).cloned().collect();
@@ -85,7 +90,10 @@ fn the_feed_ranks_exactly_what_the_last_index_run_added() {
         .iter()
         .map(|h| h["id"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(ranked, new, "the feed ranks the new records, each once");
+    assert_eq!(
+        ranked, new,
+        "the feed ranks the unmarked records, each once"
+    );
     let mut last = f64::INFINITY;
     for (i, hit) in hits.iter().enumerate() {
         let score = hit["score"].as_f64().unwrap();
@@ -112,13 +120,100 @@ fn the_feed_ranks_exactly_what_the_last_index_run_added() {
     let table = papers_in(index.path(), &["feed", "--table", "-k", "3"]).ok();
     let mut rows = table.stdout.lines();
     assert!(
-        rows.next()
-            .unwrap()
-            .contains("records the last `papers index` run added"),
+        rows.next().unwrap().contains("papers not yet marked"),
         "{}",
         table.stdout
     );
     assert!(rows.next().unwrap().contains("score"), "{}", table.stdout);
+
+    // The same dump again adds nothing, and the feed is the same list.
+    papers_in(index.path(), &["index", &dump("2")]).ok();
+    let after = papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok();
+    assert_eq!(
+        after.stdout, first.stdout,
+        "a no-op index leaves the feed as it was"
+    );
+
+    // Marking the top two (a result list piped in) takes them out; `new`
+    // puts one back; naming a paper twice counts it once.
+    let top: Vec<String> = hits[..2].iter().map(|h| h.to_string()).collect();
+    let mut cmd = crate::util::papers();
+    cmd.env("PAPERS_INDEX", index.path());
+    let piped = crate::util::run_with_stdin(cmd, &["mark", "read", "--json"], &top.join("\n"));
+    let change: Value = piped.ok().json();
+    assert_eq!(change["changed"], 2, "{change}");
+    let left = lines(&papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok());
+    assert_eq!(left.len(), hits.len() - 2);
+    assert!(left
+        .iter()
+        .all(|h| h["id"] != hits[0]["id"] && h["id"] != hits[1]["id"]));
+    let first_id = hits[0]["id"].as_str().unwrap();
+    let again: Value = papers_in(
+        index.path(),
+        &["mark", "new", first_id, &first_id[..8], "--json"],
+    )
+    .ok()
+    .json();
+    assert_eq!(
+        (again["changed"].clone(), again["unchanged"].clone()),
+        (1.into(), 0.into())
+    );
+    let back = lines(&papers_in(index.path(), &["feed", "pos", "-k", "1", "--json"]).ok());
+    assert_eq!(
+        back[0]["id"], hits[0]["id"],
+        "the paper put back is in the feed again"
+    );
+    let same: Value = papers_in(
+        index.path(),
+        &[
+            "mark",
+            "read",
+            &hits[1]["id"].as_str().unwrap()[..8],
+            "--json",
+        ],
+    )
+    .ok()
+    .json();
+    assert_eq!(
+        (same["changed"].clone(), same["unchanged"].clone()),
+        (0.into(), 1.into())
+    );
+
+    // Marks survive a rebuild, as tags do.
+    papers_in(
+        index.path(),
+        &["index", "--rebuild", &dump("1"), &dump("2")],
+    )
+    .ok();
+    let rebuilt = lines(&papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok());
+    assert_eq!(
+        ids_of(&rebuilt),
+        ids_of(&lines(
+            &papers_in(index.path(), &["feed", "pos", "-k", "1000", "--json"]).ok()
+        ))
+    );
+    assert_eq!(
+        rebuilt.len(),
+        hits.len() - 1,
+        "the marks were kept through --rebuild"
+    );
+
+    // An empty inbox is a state, not an error.
+    papers_in(index.path(), &["mark", "seen", "--all"]).ok();
+    let empty = papers_in(index.path(), &["feed", "pos"]);
+    assert_eq!(empty.code, 0, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("the inbox is empty"),
+        "{}",
+        empty.stderr
+    );
+    assert_eq!(empty.stderr.trim().lines().count(), 1, "{}", empty.stderr);
+}
+
+fn ids_of(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -268,19 +363,18 @@ fn bad_tags_and_empty_feeds_get_one_line_answers() {
     );
     let liked = top_id(dir, &["speech recognition accents"]);
     papers_in(dir, &["tag", "pos", &liked]).ok();
-    // The same dump again adds nothing: nothing new to rank.
-    papers_in(dir, &["index", &dump("1")]).ok();
-    one_line_error(
-        dir,
-        &["feed", "pos"],
-        1,
-        &["nothing new", "added no records", "--since"],
-    );
     one_line_error(
         dir,
         &["feed", "pos", "--since", "2999-01-01"],
         1,
         &["nothing new"],
+    );
+    one_line_error(dir, &["mark", "skimmed", "0c5bf8d0"], 2, &["skimmed"]);
+    one_line_error(
+        dir,
+        &["mark", "seen", "ffff0000"],
+        1,
+        &["unknown id `ffff0000`"],
     );
 }
 
@@ -330,25 +424,62 @@ fn the_server_serves_the_feed_and_follows_new_tags() {
 }
 
 #[test]
-fn the_page_and_the_api_say_nothing_new_in_their_own_words() {
+fn the_page_and_the_api_speak_their_own_words_and_mark_papers() {
     let (index, _) = tagged_index();
-    // The same dump again adds nothing: the last run has nothing new.
-    papers_in(index.path(), &["index", &dump("1")]).ok();
-    let server = Server::start(index.path(), &[]);
-    let (status, body) = server.get("/api/feed?tag=pos");
-    assert_eq!(status, 404, "{body}");
-    let error: Value = serde_json::from_str(&body).unwrap();
-    let message = error["error"].as_str().unwrap();
-    assert!(message.contains("since=DATE or from=FILE"), "{message}");
-    assert!(!message.contains("--"), "the API speaks CLI: {message}");
-    let (status, body) = server.get("/api/search?q=x&since=2024-03-02&until=2024-03-01");
-    assert_eq!(status, 400);
-    assert!(!body.contains("--"), "the API speaks CLI: {body}");
+    let post = |base: &str, path: &str| -> (u16, Value) {
+        match ureq::post(&format!("{base}{path}")).call() {
+            Ok(r) => (r.status(), r.into_json().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_json().unwrap()),
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    {
+        // Without --allow-write the server never writes.
+        let server = Server::start(index.path(), &[]);
+        assert_eq!(server.json("/healthz")["writable"], false);
+        let (status, body) = post(&server.base, "/api/mark?state=seen&id=0c5bf8d0");
+        assert_eq!(status, 403, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("--allow-write"));
+        let (status, body) = server.get("/api/feed?tag=pos&since=2999-01-01");
+        assert_eq!(status, 404, "{body}");
+        assert!(
+            body.contains("nothing new") && !body.contains("--"),
+            "{body}"
+        );
+        let (status, body) = server.get("/api/feed?tag=pos&since=2024-01-01&from=x");
+        assert_eq!(status, 400, "{body}");
+        assert!(body.contains("give since or from, not both"), "{body}");
+        let (status, body) = server.get("/api/search?q=x&since=2024-03-02&until=2024-03-01");
+        assert_eq!(status, 400);
+        assert!(!body.contains("--"), "the API speaks CLI: {body}");
+    }
+    let server = Server::start(index.path(), &["--allow-write"]);
+    assert_eq!(server.json("/healthz")["writable"], true);
+    let feed = server.json("/api/feed?tag=pos&k=30");
+    let top = feed[0]["id"].as_str().unwrap().to_string();
+    let (status, body) = post(&server.base, &format!("/api/mark?state=saved&id={top}"));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["changed"], 1);
+    let (status, body) = post(&server.base, "/api/mark?state=skimmed&id=0c5bf8d0");
+    assert_eq!((status, body["parameter"].as_str()), (400, Some("state")));
+    let after = server.json("/api/feed?tag=pos&k=30");
+    assert_eq!(
+        ids(&after),
+        ids(&feed)[1..].to_vec(),
+        "the saved paper left the feed"
+    );
 
     let Some(browser) = chromium() else {
         eprintln!("skipped the browser part: no Chromium on this machine");
         return;
     };
+    let dom = rendered(browser, &format!("{}/?feed&tag=pos", server.base));
+    assert_eq!(shown_ids(&dom), ids(&after));
+    assert_eq!(
+        dom.matches("data-mark=\"seen\"").count(),
+        after.as_array().unwrap().len()
+    );
+    papers_in(index.path(), &["mark", "seen", "--all"]).ok();
     let dom = rendered(browser, &format!("{}/?feed&tag=pos", server.base));
     let status = dom
         .split("id=\"status\"")
@@ -356,19 +487,12 @@ fn the_page_and_the_api_say_nothing_new_in_their_own_words() {
         .and_then(|s| s.split("</div>").next())
         .unwrap_or_default()
         .to_string();
-    assert!(
-        status.contains("Nothing new since the last index run"),
-        "{status}"
-    );
-    assert!(
-        status.contains("last 7 days"),
-        "the page offers its own way on: {status}"
-    );
+    assert!(status.contains("Your inbox is empty"), "{status}");
     assert!(
         !status.contains("--") && !status.contains("since=DATE"),
         "{status}"
     );
-    // That link ranks the week's papers: the dump indexed today is in it.
+    // Its link ranks the week's papers: the dumps indexed today are in it.
     let week = status
         .split("href=\"")
         .nth(1)

@@ -80,7 +80,7 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     // The tools, in a fixed order, each with an object output schema.
     let mut names = vec!["search", "similar", "show", "info", "feed", "tags"];
     if write {
-        names.extend(["tag", "untag"]);
+        names.extend(["tag", "mark", "untag"]);
     }
     let tools = t["tools"].as_array().unwrap();
     let listed: Vec<&str> = tools.iter().map(|x| x["name"].as_str().unwrap()).collect();
@@ -88,7 +88,7 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     for tool in tools {
         assert_eq!(tool["output_type"], "object", "{tool}");
         assert!(tool["title"].as_str().is_some_and(|s| !s.is_empty()));
-        let reads = !matches!(tool["name"].as_str(), Some("tag" | "untag"));
+        let reads = !matches!(tool["name"].as_str(), Some("tag" | "mark" | "untag"));
         assert_eq!(tool["read_only"], reads, "{tool}");
     }
     let search_args: Vec<&str> = tools[0]["properties"]
@@ -245,6 +245,16 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         let after = ok("tags_after")["tags"].as_array().unwrap();
         assert!(after.iter().any(|x| x["tag"] == "agent" && x["liked"] == 1));
         assert_eq!(ok("untag")["changed"], 1);
+        // A paper marked read (named twice, counted once) leaves the feed.
+        let mark = ok("mark");
+        assert_eq!((mark["changed"].clone(), mark["unchanged"].clone()), (1.into(), 0.into()));
+        let top = &t["feed"]["structured"]["hits"][0]["id"];
+        let after = ok("feed_after_mark")["hits"].as_array().unwrap();
+        assert!(after.iter().all(|h| &h["id"] != top), "the read paper left the feed");
+        assert_eq!(ok("mark_new")["changed"], 1);
+        let bad = &t["mark_bad"];
+        assert_eq!(bad["is_error"], true, "{bad}");
+        assert!(bad["text"][0].as_str().unwrap().contains("state: 'skimmed'"));
     } else {
         let refused = &t["tag_refused"];
         assert_eq!(refused["is_error"], true);

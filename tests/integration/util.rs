@@ -203,6 +203,34 @@ pub fn run(mut cmd: Command, args: &[&str]) -> Run {
     }
 }
 
+/// Runs `cmd ARGS...` with `input` on its standard input.
+pub fn run_with_stdin(mut cmd: Command, args: &[&str], input: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("papers runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
 /// Runs `papers ARGS...` against the index in `index`.
 pub fn papers_in(index: &Path, args: &[&str]) -> Run {
     let mut cmd = papers();

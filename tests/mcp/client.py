@@ -105,6 +105,11 @@ async def session(target, mode, write):
             t["tag"] = await call("tag", {"tag": "agent", "ids": [first]})
             t["tags_after"] = await call("tags", {})
             t["untag"] = await call("untag", {"tag": "agent", "ids": [first]})
+            feed_top = t["feed"]["structured"]["hits"][0]["id"]
+            t["mark"] = await call("mark", {"state": "read", "ids": [feed_top, feed_top[:8]]})
+            t["feed_after_mark"] = await call("feed", {"k": 3})
+            t["mark_new"] = await call("mark", {"state": "new", "ids": [feed_top]})
+            t["mark_bad"] = await call("mark", {"state": "skimmed", "ids": [feed_top]})
         else:
             t["tag_refused"] = await call("tag", {"tag": "agent", "ids": [first]})
     return t
