@@ -21,8 +21,8 @@ use std::io::{self, Write};
 
 use super::human::{paint, BOLD, DIM, GREEN, YELLOW};
 use super::json::hit_objects;
+use super::table::{display_id, wrap};
 use crate::feed::{Feed, TagSummary};
-use crate::paper::headline;
 use crate::search::{Annotations, Results};
 
 /// The feed's hits as JSON objects, in order.
@@ -67,68 +67,87 @@ pub(super) fn lines<W: Write>(out: &mut W, feed: &Feed) -> io::Result<()> {
         .try_for_each(|o| writeln!(out, "{o}"))
 }
 
+/// What the feed table's score column means, for the line under it.
+const LEGEND: &str = "SCORE: the paper's standing among the papers ranked for its tag, 0 to 1 \
+                      (0.5: their average); \"like\": the liked paper of the tag it is closest \
+                      to (their cosine), then its title";
+
+/// Writes the feed as a table fitted to `width` columns, as the search
+/// table is: titles wrapped on words (two lines, three when narrow), the
+/// evidence sentence and the reason (`[tag] like ID (cosine) title`)
+/// wrapped under them, a tag never split, and a legend.
 pub(super) fn table<W: Write>(
     out: &mut W,
     feed: &Feed,
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    writeln!(
-        out,
-        "{}",
-        paint(
-            &format!(
-                "{} ranked of {}, by tag{} {}",
-                feed.hits.len(),
-                feed.described,
-                if feed.tags.len() == 1 { "" } else { "s" },
-                feed.tags.join(", ")
-            ),
-            DIM,
-            color
-        )
-    )?;
-    let rank_width = feed.hits.len().to_string().len();
-    let indent = " ".repeat(rank_width + 1);
-    writeln!(
-        out,
-        "{:>rank_width$} score  {:<10}  title  [tag]",
-        "#", "id"
-    )?;
-    for (i, hit) in feed.hits.iter().enumerate() {
+    let summary = format!(
+        "{} ranked of {}, by tag{} {}",
+        feed.hits.len(),
+        feed.described,
+        if feed.tags.len() == 1 { "" } else { "s" },
+        feed.tags.join(", ")
+    );
+    for line in wrap(&summary, width.max(20), 3) {
+        writeln!(out, "{}", paint(&line, DIM, color))?;
+    }
+    if feed.hits.is_empty() {
+        return Ok(());
+    }
+    let rank_w = feed.hits.len().to_string().len();
+    let ids: Vec<String> = feed
+        .hits
+        .iter()
+        .map(|h| display_id(&h.found.paper))
+        .collect();
+    let id_w = ids
+        .iter()
+        .map(|i| i.chars().count())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    // "#", SCORE, ID and the two spaces after each.
+    let fixed = rank_w + 2 + 5 + 2 + id_w + 2;
+    let title_w = width.saturating_sub(fixed).max(20);
+    let lines = if width < 70 { 3 } else { 2 };
+    let indent = " ".repeat(fixed);
+    let header = format!("{:>rank_w$}  SCORE  {:<id_w$}  TITLE", "#", "ID");
+    writeln!(out, "{}", paint(&header, BOLD, color))?;
+    for (i, (hit, id)) in feed.hits.iter().zip(&ids).enumerate() {
         let paper = &hit.found.paper;
-        let id = paper
-            .arxiv_id()
-            .map(str::to_string)
-            .unwrap_or_else(|| paper.id.short());
-        let tag = format!("[{}]", hit.because.tag);
-        let fixed = rank_width + 1 + 5 + 2 + 10 + 2 + 2 + tag.chars().count();
-        let room = width.saturating_sub(fixed).max(30);
+        let title = wrap(paper.title_or_key_sentence(), title_w, lines);
         writeln!(
             out,
-            "{:>rank_width$} {}  {}  {}  {}",
+            "{:>rank_w$}  {}  {}  {}",
             i + 1,
-            paint(&format!("{:.3}", hit.found.hit.score), GREEN, color),
-            paint(&format!("{id:<10}"), YELLOW, color),
-            paint(&headline(&paper.headline(), room), BOLD, color),
-            paint(&tag, DIM, color),
+            paint(&format!("{:>5.3}", hit.found.hit.score), GREEN, color),
+            paint(&format!("{id:<id_w$}"), YELLOW, color),
+            paint(title.first().map_or("", String::as_str), BOLD, color),
         )?;
-        let room = width.saturating_sub(indent.len() + 2).max(30);
-        writeln!(
-            out,
-            "{indent}\u{203a} {}",
-            headline(&hit.because.evidence, room.saturating_mul(2))
-        )?;
-        let like = format!(
-            "like {} {} ({:.2})",
-            hit.because.liked.id.short(),
-            headline(
-                &hit.because.liked.headline(),
-                room.saturating_sub(20).max(20)
-            ),
-            hit.because.similarity
+        for more in title.iter().skip(1) {
+            writeln!(out, "{indent}{}", paint(more, BOLD, color))?;
+        }
+        let b = &hit.because;
+        if !b.evidence.is_empty() && b.evidence != paper.title_or_key_sentence() {
+            let evidence = wrap(&b.evidence, title_w.saturating_sub(2), 2);
+            for (j, line) in evidence.iter().enumerate() {
+                writeln!(out, "{indent}{} {line}", if j == 0 { "›" } else { " " })?;
+            }
+        }
+        let reason = format!(
+            "[{}] like {} ({:.2}) {}",
+            b.tag,
+            display_id(&b.liked),
+            b.similarity,
+            b.liked.title_or_key_sentence(),
         );
-        writeln!(out, "{indent}  {}", paint(&like, DIM, color))?;
+        for line in wrap(&reason, title_w, 1) {
+            writeln!(out, "{indent}{}", paint(&line, DIM, color))?;
+        }
+    }
+    for line in wrap(LEGEND, width.max(20), 4) {
+        writeln!(out, "{}", paint(&line, DIM, color))?;
     }
     Ok(())
 }

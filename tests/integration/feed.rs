@@ -124,7 +124,7 @@ fn the_feed_ranks_the_inbox_and_marked_papers_leave_it() {
         "{}",
         table.stdout
     );
-    assert!(rows.next().unwrap().contains("score"), "{}", table.stdout);
+    assert!(rows.next().unwrap().contains("SCORE"), "{}", table.stdout);
 
     // The same dump again adds nothing, and the feed is the same list.
     papers_in(index.path(), &["index", &dump("2")]).ok();
@@ -501,4 +501,35 @@ fn the_page_and_the_api_speak_their_own_words_and_mark_papers() {
         .replace("&amp;", "&");
     let dom = rendered(browser, &format!("{}{week}", server.base));
     assert!(!shown_ids(&dom).is_empty(), "the week's feed shows papers");
+}
+
+#[test]
+fn the_feed_table_fits_the_terminal_from_50_to_200_columns() {
+    let (index, _) = tagged_index();
+    papers_in(index.path(), &["index", &dump("2")]).ok();
+    for width in [50, 60, 100, 200] {
+        let mut cmd = crate::util::papers();
+        cmd.env("PAPERS_INDEX", index.path())
+            .env("COLUMNS", width.to_string());
+        let table = crate::util::run(cmd, &["feed", "--table", "-k", "5"]).ok();
+        let lines: Vec<&str> = table.stdout.lines().collect();
+        for line in &lines {
+            assert!(
+                line.chars().count() <= width,
+                "{width} columns: {line:?} is {} wide",
+                line.chars().count()
+            );
+        }
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with('#') && l.contains("SCORE")));
+        assert!(lines.iter().any(|l| l.starts_with("SCORE:")), "a legend");
+        // The tag is whole on every reason line, and every hit has one.
+        let reasons = lines
+            .iter()
+            .filter(|l| l.trim_start().starts_with("[pos]"))
+            .count();
+        assert_eq!(reasons, 5, "{}", table.stdout);
+        assert!(!table.stdout.contains("[po\n"), "{}", table.stdout);
+    }
 }

@@ -247,14 +247,23 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         assert_eq!(ok("untag")["changed"], 1);
         // A paper marked read (named twice, counted once) leaves the feed.
         let mark = ok("mark");
-        assert_eq!((mark["changed"].clone(), mark["unchanged"].clone()), (1.into(), 0.into()));
+        assert_eq!(
+            (mark["changed"].clone(), mark["unchanged"].clone()),
+            (1.into(), 0.into())
+        );
         let top = &t["feed"]["structured"]["hits"][0]["id"];
         let after = ok("feed_after_mark")["hits"].as_array().unwrap();
-        assert!(after.iter().all(|h| &h["id"] != top), "the read paper left the feed");
+        assert!(
+            after.iter().all(|h| &h["id"] != top),
+            "the read paper left the feed"
+        );
         assert_eq!(ok("mark_new")["changed"], 1);
         let bad = &t["mark_bad"];
         assert_eq!(bad["is_error"], true, "{bad}");
-        assert!(bad["text"][0].as_str().unwrap().contains("state: 'skimmed'"));
+        assert!(bad["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("state: 'skimmed'"));
     } else {
         let refused = &t["tag_refused"];
         assert_eq!(refused["is_error"], true);
