@@ -356,6 +356,13 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         copy_dir(collection, &dir)?;
         let ids: Vec<String> = day.iter().map(|p| p.id.clone()).collect();
         indexing::remove(&dir, &ids, &Quiet)?;
+        // Everything read but the last day: its 300 papers are the inbox.
+        papers::feed::mark(
+            &dir,
+            papers::index::reading::ReadingState::Seen,
+            &papers::feed::Marked::All,
+            &Quiet,
+        )?;
         let report = index_records(&dir, &work.join("last-day.jsonl"), day.iter().copied())?;
         eprintln!("speed index: the last run added {}", report.added);
         for (c, tuned, liked, disliked) in profiles {

@@ -1,0 +1,278 @@
+"""Cross-validated choice of the feed's ranker, on arXiv categories.
+
+Usage: python bench/feed_cv.py INDEX META [SEEDS]
+
+INDEX is a papers index of the arXiv papers of 2603-2604 (the pool) and
+ten days of 300 papers from 2605 on, built with `papers index` from the
+records of ../shared/bench/arxiv/arxiv-74k.jsonl.gz without their
+categories; META (JSON) holds the categories (`labels`), the `pool` ids and
+the `days` (bench/feed_cv.sh writes both). The protocol is the one of
+`cargo bench --bench feed`, repeated: an interest is a category; its
+profile is 20 liked papers carrying it and 20 disliked papers without it,
+drawn from the pool (one draw per seed); each day's 300 papers are ranked;
+relevant = carries the category; MAP and nDCG@10 over the (interest, day)
+pairs with a relevant paper. The collection the rankers see is the
+profile, 2,000 more pool papers and the days.
+
+Categories with at least 20 pool papers and 10 day papers are eligible. A
+quarter of them (by a hash of the name) is kept aside: no choice looks at
+them. The rest are split into five folds; for each fold, the ranker (and
+its settings) with the best MAP on the other four is chosen and scored on
+it (nested cross-validation: the mean and spread of those scores is what
+the choice is worth). The final choice, made on all five folds, is then
+scored on the categories kept aside, beside every baseline.
+"""
+
+import hashlib
+import json
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.svm import LinearSVC
+
+LIKED, DISLIKED, SAMPLE = 20, 20, 2000
+
+
+def load(index_dir, meta_path):
+    meta = json.loads(Path(meta_path).read_text())
+    manifest = json.loads((Path(index_dir) / "manifest.json").read_text())
+    data = Path(index_dir) / manifest["data_dir"]
+    db = sqlite3.connect(data / "papers.sqlite")
+    rows = db.execute("SELECT row, arxiv, body FROM papers").fetchall()
+    vectors = np.fromfile(data / "vectors.f32", dtype="<f4").reshape(-1, manifest["dimension"])
+    ids, vecs, texts = [], [], []
+    for row, arxiv, body in rows:
+        paper = json.loads(body)
+        m = paper.get("meta") or {}
+        ids.append(arxiv)
+        vecs.append(vectors[row])
+        texts.append((m.get("title") or "") + ". " + paper["text"])
+    return meta, ids, np.asarray(vecs, dtype=np.float32), texts
+
+
+def average_precision(relevant_in_order):
+    hits, total = 0, 0.0
+    for i, r in enumerate(relevant_in_order, 1):
+        if r:
+            hits += 1
+            total += hits / i
+    return total / max(hits, 1)
+
+
+def ndcg10(relevant_in_order):
+    gains = sum(1 / np.log2(i + 2) for i, r in enumerate(relevant_in_order[:10]) if r)
+    ideal = sum(1 / np.log2(i + 2) for i in range(min(10, sum(relevant_in_order))))
+    return gains / ideal if ideal else 0.0
+
+
+def z(x):
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else x * 0
+
+
+class Data:
+    def __init__(self, meta, ids, vecs, texts):
+        self.labels = meta["labels"]
+        self.at = {a: i for i, a in enumerate(ids)}
+        self.vecs = vecs
+        tfidf = TfidfVectorizer(
+            strip_accents="unicode", lowercase=True, stop_words="english",
+            token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
+            max_df=0.1, min_df=5, sublinear_tf=True, norm="l2",
+        )
+        self.words = tfidf.fit_transform(texts).tocsr().astype(np.float32)
+        self.both = sparse.hstack([sparse.csr_matrix(vecs), self.words]).tocsr()
+        self.pool = [self.at[a] for a in meta["pool"] if a in self.at]
+        self.days = [[self.at[a] for a in d if a in self.at] for d in meta["days"]]
+        self.day_rows = sorted({r for d in self.days for r in d})
+
+    def has(self, row, category):
+        return category in self.labels[IDS[row]]
+
+
+def draw(data, category, seed):
+    rng = np.random.default_rng(int(hashlib.sha256(f"{category}/{seed}".encode()).hexdigest(), 16) % (2**32))
+    with_c = [r for r in data.pool if category in data.labels[IDS[r]]]
+    without = [r for r in data.pool if category not in data.labels[IDS[r]]]
+    liked = list(rng.choice(with_c, LIKED, replace=False))
+    disliked = list(rng.choice(without, DISLIKED, replace=False))
+    sample = list(np.random.default_rng(seed).choice(data.pool, SAMPLE, replace=False))
+    taken = set(liked)
+    collection = [r for r in dict.fromkeys(sample + data.day_rows + disliked) if r not in taken]
+    return liked, disliked, collection
+
+
+def svm(X, pos, neg, c, neg_weight=None):
+    rows = pos + neg
+    y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
+    w = None
+    if neg_weight is not None:
+        w = np.r_[np.ones(len(pos)), neg_weight]
+    model = LinearSVC(C=c, class_weight="balanced", tol=1e-4, max_iter=5000, dual=True)
+    model.fit(X[rows], y, sample_weight=w)
+    return model
+
+
+def rocchio(data, liked, disliked, background):
+    v = data.vecs
+    d = v[liked].mean(0) - 0.75 * v[disliked].mean(0) - 0.2 * v[background].mean(0)
+    w = data.words
+    t = (np.asarray(w[liked].mean(0)) - 0.5 * np.asarray(w[disliked].mean(0))
+         - 0.5 * np.asarray(w[background].mean(0))).ravel()
+    return lambda rows: z(v[rows] @ d) + 0.5 * z(w[rows] @ t)
+
+
+def rocchio_prf(data, liked, disliked, background, top=10, weight=0.5):
+    """Rocchio, then again with the day's `top` best as extra liked papers
+    (pseudo-relevance feedback over the papers being ranked)."""
+    first = rocchio(data, liked, disliked, background)
+    v, w = data.vecs, data.words
+
+    def score(rows):
+        s = first(rows)
+        best = [rows[i] for i in np.argsort(-s)[:top]]
+        liked_v = np.vstack([v[liked], v[best]])
+        weights = np.r_[np.ones(len(liked)), weight * np.ones(len(best))]
+        mean_l = (weights[:, None] * liked_v).sum(0) / weights.sum()
+        d = mean_l - 0.75 * v[disliked].mean(0) - 0.2 * v[background].mean(0)
+        t_l = (np.asarray(w[liked].sum(0)) + weight * np.asarray(w[best].sum(0))).ravel() / weights.sum()
+        t = t_l - 0.5 * np.asarray(w[disliked].mean(0)).ravel() - 0.5 * np.asarray(w[background].mean(0)).ravel()
+        return z(v[rows] @ d) + 0.5 * z(w[rows] @ t)
+
+    return score
+
+
+def scorers(data, liked, disliked, collection):
+    """Every candidate: name -> function(rows) -> scores."""
+    out = {}
+    background = collection[:: max(1, len(collection) // SAMPLE)][:SAMPLE]
+    v = data.vecs
+    out["mean of liked"] = lambda rows, d=v[liked].mean(0): v[rows] @ d
+    out["mean liked - mean disliked"] = lambda rows, d=v[liked].mean(0) - v[disliked].mean(0): v[rows] @ d
+    out["Rocchio, meaning + words (shipped)"] = rocchio(data, liked, disliked, background)
+    out["Rocchio + pseudo-relevance feedback (top 10)"] = rocchio_prf(data, liked, disliked, background)
+    out["Rocchio + pseudo-relevance feedback (top 20)"] = rocchio_prf(data, liked, disliked, background, 20)
+    out["SVM MiniLM liked vs disliked C=0.01"] = (
+        lambda rows, m=svm(v, liked, disliked, 0.01): m.decision_function(v[rows]))
+    out["SVM MiniLM vs collection C=0.01"] = (
+        lambda rows, m=svm(v, liked, collection, 0.01): m.decision_function(v[rows]))
+    out["SVM TF-IDF vs collection C=0.01 (arxiv-sanity)"] = (
+        lambda rows, m=svm(data.words, liked, collection, 0.01): m.decision_function(data.words[rows]))
+    for c in (0.001, 0.003, 0.01, 0.03):
+        m = svm(data.both, liked, collection, c)
+        out[f"SVM [MiniLM, TF-IDF] vs collection C={c}"] = lambda rows, m=m: m.decision_function(data.both[rows])
+    dis = set(disliked)
+    weights = np.array([5.0 if r in dis else 1.0 for r in collection])
+    m = svm(data.both, liked, collection, 0.01, weights)
+    out["SVM [MiniLM, TF-IDF], disliked x5, C=0.01"] = lambda rows, m=m: m.decision_function(data.both[rows])
+    roc = out["Rocchio, meaning + words (shipped)"]
+    prf = out["Rocchio + pseudo-relevance feedback (top 10)"]
+    diff = out["mean liked - mean disliked"]
+    for c in (0.003, 0.01):
+        both = out[f"SVM [MiniLM, TF-IDF] vs collection C={c}"]
+        out[f"z(SVM [MiniLM, TF-IDF] C={c}) + z(Rocchio)"] = lambda rows, a=both, b=roc: z(a(rows)) + z(b(rows))
+        out[f"z(SVM [MiniLM, TF-IDF] C={c}) + z(Rocchio + feedback)"] = lambda rows, a=both, b=prf: z(a(rows)) + z(b(rows))
+        out[f"z(SVM [MiniLM, TF-IDF] C={c}) + z(mean difference)"] = lambda rows, a=both, b=diff: z(a(rows)) + z(b(rows))
+    # Smoothed over the papers being ranked: each paper's score plus the
+    # mean score of its nearest neighbours among them (papers on one topic
+    # lift each other).
+    base = out["z(SVM [MiniLM, TF-IDF] C=0.01) + z(Rocchio)"]
+    svm_both = out["SVM [MiniLM, TF-IDF] vs collection C=0.01"]
+    for name, inner in [("ensemble", base), ("SVM [MiniLM, TF-IDF]", svm_both)]:
+        for k, beta in [(5, 0.5), (10, 0.5), (10, 1.0), (20, 1.0)]:
+            out[f"{name}, neighbour-smoothed k={k} b={beta}"] = (
+                lambda rows, f=inner, k=k, beta=beta: smooth(data, rows, z(f(rows)), k, beta))
+    return out
+
+
+def smooth(data, rows, s, k, beta):
+    v = data.vecs[rows]
+    sim = v @ v.T
+    np.fill_diagonal(sim, -np.inf)
+    nbrs = np.argpartition(-sim, k, axis=1)[:, :k]
+    return s + beta * s[nbrs].mean(1)
+
+
+def evaluate(data, categories, seeds):
+    """(category, seed) -> name -> [(MAP, nDCG@10) per day]."""
+    results = {}
+    for category in categories:
+        for seed in seeds:
+            liked, disliked, collection = draw(data, category, seed)
+            candidates = scorers(data, liked, disliked, collection)
+            per = {}
+            for name, score in candidates.items():
+                rows_scores = []
+                for day in data.days:
+                    relevant = np.array([data.has(r, category) for r in day])
+                    if not relevant.any():
+                        continue
+                    s = score(day)
+                    order = np.lexsort((np.arange(len(day)), -s))
+                    ranked = relevant[order]
+                    rows_scores.append((average_precision(ranked), ndcg10(list(ranked))))
+                per[name] = rows_scores
+            results[(category, seed)] = per
+    return results
+
+
+def mean_of(results, keys, name, k=0):
+    values = [v[k] for key in keys for v in results[key][name]]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def main(index, meta_path, seeds):
+    global IDS
+    started = time.time()
+    meta, IDS, vecs, texts = load(index, meta_path)
+    data = Data(meta, IDS, vecs, texts)
+    counts = {}
+    for r in data.pool:
+        for c in data.labels[IDS[r]]:
+            counts.setdefault(c, [0, 0])[0] += 1
+    for r in data.day_rows:
+        for c in data.labels[IDS[r]]:
+            counts.setdefault(c, [0, 0])[1] += 1
+    eligible = sorted(c for c, (p, d) in counts.items() if p >= LIKED and d >= 10)
+    aside = [c for c in eligible if int(hashlib.sha256(c.encode()).hexdigest(), 16) % 4 == 0]
+    tuning = [c for c in eligible if c not in aside]
+    folds = [tuning[i::5] for i in range(5)]
+    print(f"{len(eligible)} eligible categories: {len(tuning)} in five folds, {len(aside)} kept aside; seeds {seeds}")
+    results = evaluate(data, eligible, seeds)
+    names = list(next(iter(results.values())).keys())
+    keys = lambda cats: [(c, s) for c in cats for s in seeds]
+
+    # Nested CV: choose on four folds, score on the fifth.
+    fold_scores = []
+    for i, fold in enumerate(folds):
+        train = [c for j, f in enumerate(folds) if j != i for c in f]
+        best = max(names, key=lambda n: mean_of(results, keys(train), n))
+        base = "SVM [MiniLM, TF-IDF] vs collection C=0.01"
+        fold_scores.append((best, mean_of(results, keys(fold), best), mean_of(results, keys(fold), base)))
+        print(f"fold {i + 1}: chose {best!r}: MAP {fold_scores[-1][1]:.4f} (the SVM baseline {fold_scores[-1][2]:.4f})")
+    chosen_maps = np.array([s[1] for s in fold_scores])
+    base_maps = np.array([s[2] for s in fold_scores])
+    diff = chosen_maps - base_maps
+    print(f"nested CV: chosen {chosen_maps.mean():.4f} ± {chosen_maps.std(ddof=1):.4f}, "
+          f"SVM baseline {base_maps.mean():.4f} ± {base_maps.std(ddof=1):.4f}, "
+          f"difference {diff.mean():+.4f} ± {diff.std(ddof=1):.4f} over 5 folds")
+
+    final = max(names, key=lambda n: mean_of(results, keys(tuning), n))
+    print(f"\nchosen on all {len(tuning)} tuning categories: {final!r}\n")
+    print("| ranker | tuning MAP | tuning nDCG@10 | kept aside MAP | kept aside nDCG@10 |")
+    print("|---|---:|---:|---:|---:|")
+    for n in sorted(names, key=lambda n: -mean_of(results, keys(tuning), n)):
+        print(f"| {n}{' (chosen)' if n == final else ''} | {mean_of(results, keys(tuning), n):.4f} | "
+              f"{mean_of(results, keys(tuning), n, 1):.4f} | {mean_of(results, keys(aside), n):.4f} | "
+              f"{mean_of(results, keys(aside), n, 1):.4f} |")
+    print(f"\n({time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    seeds = list(range(int(sys.argv[3]) if len(sys.argv) > 3 else 2))
+    main(sys.argv[1], sys.argv[2], seeds)
