@@ -354,17 +354,26 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         copy_dir(collection, &dir)?;
-        let ids: Vec<String> = day.iter().map(|p| p.id.clone()).collect();
-        indexing::remove(&dir, &ids, &Quiet)?;
         // Everything read but the last day: its 300 papers are the inbox.
-        papers::feed::mark(
+        let index = Index::open(&dir)?;
+        let day_ids: HashSet<&str> = day.iter().map(|p| p.id.as_str()).collect();
+        let mut read = Vec::new();
+        for row in 0..index.rows() {
+            if index.is_live(row) {
+                let paper = index.paper(row)?;
+                if !paper.arxiv_id().is_some_and(|a| day_ids.contains(a)) {
+                    read.push(paper.id.hex());
+                }
+            }
+        }
+        drop(index);
+        let marked = papers::feed::mark(
             &dir,
             papers::index::reading::ReadingState::Seen,
-            &papers::feed::Marked::All,
+            &papers::feed::Marked::Ids(read),
             &Quiet,
         )?;
-        let report = index_records(&dir, &work.join("last-day.jsonl"), day.iter().copied())?;
-        eprintln!("speed index: the last run added {}", report.added);
+        eprintln!("speed index: {} papers in the inbox", marked.inbox);
         for (c, tuned, liked, disliked) in profiles {
             if !tuned {
                 continue;
@@ -439,7 +448,7 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
     };
     println!();
     println!(
-        "`papers feed -k 20 --json` over the 300 records the last run added, 10 tags: \
+        "`papers feed -k 20 --json` over the 300 unmarked records (the inbox), 10 tags: \
          {hits} hits; a new process each time: training every tag (cache emptied, 5 runs) {}; \
          reading what was learnt back (11 runs) {}",
         spread(training),

@@ -26,7 +26,8 @@ pub struct MarkArgs {
     #[arg(value_name = "ID", conflicts_with = "all")]
     ids: Vec<String>,
 
-    /// Every paper in the index (`papers mark seen --all` empties the inbox)
+    /// Every paper in the inbox (`papers mark seen --all` empties it and
+    /// keeps what was saved or read); with `new`, every marked paper
     #[arg(long)]
     all: bool,
 }

@@ -32,7 +32,8 @@ pub struct MarkChange {
 pub enum Marked {
     /// These (ids in any form: full, unique prefixes, arXiv ids).
     Ids(Vec<String>),
-    /// Every paper of the index.
+    /// Every paper of the inbox (not yet marked), so that `seen --all`
+    /// keeps what was saved or read; with `new`, every marked paper.
     All,
 }
 
@@ -54,7 +55,14 @@ pub fn mark(
     let _lock = lock_index(dir, observer)?;
     let index = Index::open(dir)?;
     let ids: Vec<String> = match which {
-        Marked::All => index.db().live_ids()?,
+        Marked::All if state == ReadingState::New => {
+            index.marks()?.into_iter().map(|m| m.id).collect()
+        }
+        Marked::All => {
+            let marked: HashSet<String> = index.marks()?.into_iter().map(|m| m.id).collect();
+            let live = index.db().live_ids()?;
+            live.into_iter().filter(|id| !marked.contains(id)).collect()
+        }
         Marked::Ids(given) => {
             let mut seen = HashSet::new();
             let mut ids = Vec::new();
@@ -79,14 +87,7 @@ pub fn mark(
 
 /// The live rows of `index` that the reader has not marked, ascending.
 pub fn inbox_rows(index: &Index) -> Result<Vec<usize>> {
-    let mut marked = HashSet::new();
-    for m in index.marks()? {
-        if let Ok(id) = m.id.parse() {
-            if let Some(row) = index.row_of(id)? {
-                marked.insert(row);
-            }
-        }
-    }
+    let marked: HashSet<usize> = index.db().marked_rows()?.into_iter().collect();
     Ok((0..index.rows())
         .filter(|&r| index.is_live(r) && !marked.contains(&r))
         .collect())

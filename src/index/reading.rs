@@ -135,6 +135,22 @@ impl Db {
         Ok(changed)
     }
 
+    /// The rows of the records that have a mark (dead rows included).
+    pub fn marked_rows(&self) -> Result<Vec<usize>> {
+        if !self.has_table("reading")? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT p.row FROM papers p JOIN reading r ON r.id = p.id")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, i64>(0))
+            .map_err(|e| self.err(e))?;
+        rows.map(|r| r.map(|row| row as usize).map_err(|e| self.err(e)))
+            .collect()
+    }
+
     /// The id of every live record.
     pub fn live_ids(&self) -> Result<Vec<String>> {
         let mut stmt = self

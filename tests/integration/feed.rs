@@ -198,8 +198,18 @@ fn the_feed_ranks_the_inbox_and_marked_papers_leave_it() {
         "the marks were kept through --rebuild"
     );
 
-    // An empty inbox is a state, not an error.
+    // An empty inbox is a state, not an error; `seen --all` keeps what
+    // was saved or read.
+    let saved = rebuilt[0]["id"].as_str().unwrap();
+    papers_in(index.path(), &["mark", "saved", saved]).ok();
     papers_in(index.path(), &["mark", "seen", "--all"]).ok();
+    let kept: Value = papers_in(index.path(), &["mark", "saved", saved, "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        kept["unchanged"], 1,
+        "--all kept the saved paper saved: {kept}"
+    );
     let empty = papers_in(index.path(), &["feed", "pos"]);
     assert_eq!(empty.code, 0, "{}", empty.stderr);
     assert!(
