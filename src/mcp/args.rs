@@ -29,21 +29,11 @@ pub enum ModeArg {
     Lexical,
 }
 
-/// `search`'s arguments.
+/// The CLI's filters, under their long names without dashes.
 #[derive(JsonSchema)]
-pub struct SearchArgs {
-    /// What to look for: a question, a topic or a passage. A "quoted
-    /// phrase" must appear in each hit and a -word must not.
-    pub query: String,
-    /// How many papers (1 to 50; default 10).
-    #[schemars(range(min = 1, max = 50))]
-    pub k: Option<u32>,
-    /// Which rankings to use (default hybrid).
-    pub mode: Option<ModeArg>,
-    /// How much each hit carries (default evidence).
-    pub detail: Option<DetailArg>,
-    /// Only hits scoring at least this (0 to 1; 0 lists the k best even
-    /// when nothing matches).
+pub struct Filters {
+    /// Only hits scoring at least this (0 to 1; for search, 0 lists the k
+    /// best even when nothing matches; for similar, the cosine).
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_score: Option<f32>,
     /// Only papers published on or after this day (YYYY-MM-DD).
@@ -64,6 +54,24 @@ pub struct SearchArgs {
     pub category: Option<Vec<String>>,
 }
 
+/// `search`'s arguments.
+#[derive(JsonSchema)]
+pub struct SearchArgs {
+    /// What to look for: a question, a topic or a passage. A "quoted
+    /// phrase" must appear in each hit and a -word must not.
+    pub query: String,
+    /// How many papers (1 to 50; default 10).
+    #[schemars(range(min = 1, max = 50))]
+    pub k: Option<u32>,
+    /// Which rankings to use (default hybrid).
+    pub mode: Option<ModeArg>,
+    /// How much each hit carries (default evidence).
+    pub detail: Option<DetailArg>,
+    /// The filters.
+    #[serde(flatten)]
+    pub filters: Filters,
+}
+
 /// `similar`'s arguments.
 #[derive(JsonSchema)]
 pub struct SimilarArgs {
@@ -77,24 +85,9 @@ pub struct SimilarArgs {
     pub k: Option<u32>,
     /// How much each hit carries (default evidence).
     pub detail: Option<DetailArg>,
-    /// Only hits with at least this cosine (0 to 1).
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub min_score: Option<f32>,
-    /// Only papers published on or after this day (YYYY-MM-DD).
-    pub since: Option<String>,
-    /// Only papers published on or before this day (YYYY-MM-DD).
-    pub until: Option<String>,
-    /// Only papers seen in these inputs or listed on these days.
-    #[serde(rename = "in")]
-    pub within: Option<Vec<String>>,
-    /// Only papers listed on or after this day (YYYY-MM-DD).
-    pub listed_since: Option<String>,
-    /// Only papers listed on or before this day (YYYY-MM-DD).
-    pub listed_until: Option<String>,
-    /// Only papers with an author whose name contains each of these.
-    pub author: Option<Vec<String>>,
-    /// Only papers in one of these arXiv categories.
-    pub category: Option<Vec<String>>,
+    /// The filters.
+    #[serde(flatten)]
+    pub filters: Filters,
 }
 
 /// `show`'s arguments.

@@ -83,22 +83,10 @@ fn open_hands_the_arxiv_page_to_the_browser_or_prints_it() {
 }
 
 /// `papers ARGS` on `index` with `input` on stdin.
-fn piped(index: &Path, args: &[&str], input: &str) -> std::process::Output {
-    use std::io::Write;
+fn piped(index: &Path, args: &[&str], input: &str) -> crate::util::Run {
     let mut cmd = papers();
-    cmd.env("PAPERS_INDEX", index)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    cmd.env("PAPERS_INDEX", index);
+    crate::util::run_with_stdin(cmd, args, input)
 }
 
 #[test]
@@ -133,21 +121,18 @@ fn export_writes_bibtex_csv_and_markdown_from_ids_or_a_result_list() {
     )
     .ok()
     .stdout;
-    let out = piped(&index, &["export", "--format", "csv"], &hits);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let csv = String::from_utf8(out.stdout).unwrap();
+    let csv = piped(&index, &["export", "--format", "csv"], &hits)
+        .ok()
+        .stdout;
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 3, "{csv}");
     assert!(rows[0].starts_with("id,arxiv_id,title,authors"));
     let first: serde_json::Value = serde_json::from_str(hits.lines().next().unwrap()).unwrap();
     assert!(rows[1].starts_with(first["id"].as_str().unwrap()), "{csv}");
 
-    let out = piped(&index, &["export", "--format", "markdown"], "2501.00002\n");
-    let markdown = String::from_utf8(out.stdout).unwrap();
+    let markdown = piped(&index, &["export", "--format", "markdown"], "2501.00002\n")
+        .ok()
+        .stdout;
     let shown: serde_json::Value = papers_in(&index, &["show", "--json", "2501.00002"])
         .ok()
         .json();
@@ -159,9 +144,7 @@ fn export_writes_bibtex_csv_and_markdown_from_ids_or_a_result_list() {
 
     papers_in(&index, &["export", "ffff0000"]).fails(1, &["unknown id `ffff0000`"]);
     papers_in(&index, &["export"]).fails(1, &["nothing to export"]);
-    let bad = piped(&index, &["export"], "{\"score\": 1}\n");
-    assert_eq!(bad.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: a JSON object without"));
+    piped(&index, &["export"], "{\"score\": 1}\n").fails(1, &["line 1: a JSON object without"]);
 }
 
 #[test]
