@@ -103,7 +103,7 @@ pub(super) fn table<W: Write>(
         .collect();
     let id_w = ids
         .iter()
-        .map(|i| i.chars().count())
+        .map(|i| super::table::columns(i))
         .max()
         .unwrap_or(2)
         .max(2);

@@ -18,6 +18,8 @@
 
 use std::io::{self, Write};
 
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
 use super::human::{paint, BOLD, DIM, GREEN, YELLOW};
 use crate::paper::Paper;
 use crate::search::{Found, Mode, Results};
@@ -75,21 +77,33 @@ fn seen_in(paper: &Paper) -> String {
     }
 }
 
-/// `text` wrapped on words to lines of at most `width` characters, at
-/// most `lines` of them, the last ending in an ellipsis when text remains.
-/// A word longer than a line is cut across lines.
+/// How many terminal columns `text` takes: CJK characters and most emoji
+/// take two, combining marks none.
+pub fn columns(text: &str) -> usize {
+    UnicodeWidthStr::width(text)
+}
+
+/// `text` wrapped on words to lines of at most `width` columns, at most
+/// `lines` of them, the last ending in an ellipsis when text remains. A
+/// word wider than a line is cut across lines.
 pub fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
     let width = width.max(2);
     let mut pieces: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
-        let chars: Vec<char> = word.chars().collect();
-        pieces.extend(chars.chunks(width).map(|c| c.iter().collect::<String>()));
+        let mut piece = String::new();
+        for c in word.chars() {
+            if columns(&piece) + c.width().unwrap_or(0) > width && !piece.is_empty() {
+                pieces.push(std::mem::take(&mut piece));
+            }
+            piece.push(c);
+        }
+        pieces.push(piece);
     }
     let mut out: Vec<String> = Vec::new();
     let mut current = String::new();
     for piece in pieces {
-        let len = current.chars().count();
-        if len > 0 && len + 1 + piece.chars().count() > width {
+        let len = columns(&current);
+        if len > 0 && len + 1 + columns(&piece) > width {
             out.push(std::mem::take(&mut current));
         }
         if !current.is_empty() {
@@ -103,7 +117,7 @@ pub fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
     if out.len() > lines {
         out.truncate(lines.max(1));
         let last = out.pop().unwrap_or_default();
-        out.push(if last.chars().count() < width {
+        out.push(if columns(&last) < width {
             format!("{last}…")
         } else {
             ellipsis(&last, width)
@@ -112,9 +126,15 @@ pub fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
     out
 }
 
-/// `line` cut to end in an ellipsis within `width` characters.
+/// `line` cut to end in an ellipsis within `width` columns.
 fn ellipsis(line: &str, width: usize) -> String {
-    let keep: String = line.chars().take(width.saturating_sub(1)).collect();
+    let mut keep = String::new();
+    for c in line.chars() {
+        if columns(&keep) + c.width().unwrap_or(0) > width.saturating_sub(1) {
+            break;
+        }
+        keep.push(c);
+    }
     let cut = match keep.rfind(' ') {
         Some(i) if i > keep.len() / 2 => &keep[..i],
         _ => keep.as_str(),
@@ -146,12 +166,7 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
     }
     let rank_w = results.found.len().to_string().len().max(1);
     let ids: Vec<String> = results.found.iter().map(|f| display_id(&f.paper)).collect();
-    let id_w = ids
-        .iter()
-        .map(|i| i.chars().count())
-        .max()
-        .unwrap_or(2)
-        .max(2);
+    let id_w = ids.iter().map(|i| columns(i)).max().unwrap_or(2).max(2);
     let dated = width >= DATE_FROM
         && results
             .found
@@ -162,7 +177,7 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
         results
             .found
             .iter()
-            .map(|f| seen_in(&f.paper).chars().count())
+            .map(|f| columns(&seen_in(&f.paper)))
             .max()
             .unwrap_or(7)
             .clamp(7, 40)
@@ -211,7 +226,7 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
         let first = title.first().cloned().unwrap_or_default();
         if seen {
             let shown = wrap(&title_cell(paper), title_w, lines);
-            let pad = title_w.saturating_sub(shown[0].chars().count());
+            let pad = title_w.saturating_sub(columns(&shown[0]));
             row.push_str(&paint(&first, BOLD, color));
             row.push_str(&" ".repeat(pad + 2));
             let place: String = seen_in(paper).chars().take(seen_w).collect();
@@ -261,5 +276,22 @@ mod tests {
         for line in wrap(text, 12, 9) {
             assert!(line.chars().count() <= 12, "{line}");
         }
+    }
+
+    #[test]
+    fn wrap_counts_columns_not_characters() {
+        // Each of these CJK characters takes two columns.
+        let title = "大规模语言模型的长上下文 extrapolation 研究 🚀 done";
+        for width in [6, 9, 14, 30] {
+            for line in wrap(title, width, 10) {
+                assert!(
+                    columns(&line) <= width,
+                    "{width}: {line:?} is {} columns",
+                    columns(&line)
+                );
+            }
+        }
+        let cut = wrap("長い長い長い長い長い長い", 10, 1);
+        assert!(cut[0].ends_with('…') && columns(&cut[0]) <= 10, "{cut:?}");
     }
 }
