@@ -24,6 +24,7 @@ mod answer;
 mod args;
 pub mod http;
 mod lines;
+mod objects;
 mod prompts;
 mod stdio;
 pub mod tools;

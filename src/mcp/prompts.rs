@@ -8,7 +8,7 @@ use rmcp::model::{
     ResourceContents, Role,
 };
 
-use super::answer;
+use super::objects;
 use crate::error::Result;
 use crate::request::{BadParam, Params};
 use crate::search::Searcher;
@@ -150,6 +150,6 @@ pub fn get(
 }
 
 /// A paper as a resource holds it.
-pub fn paper(searcher: &Searcher, id: &str) -> Result<answer::PaperView> {
-    Ok(answer::paper(&searcher.show(id)?))
+pub fn paper(searcher: &Searcher, id: &str) -> Result<objects::PaperView> {
+    Ok(objects::paper(&searcher.show(id)?))
 }

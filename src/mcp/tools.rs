@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::answer::{self, Detail, Hits};
 use super::args::*;
+use super::objects;
 use crate::error::Error;
 use crate::request::{BadParam, Front, Params};
 use crate::search::{self, Query, Searcher};
@@ -72,13 +73,13 @@ fn specs() -> Vec<Spec> {
              others (`not`); score is the cosine.",
             Read,
         ),
-        spec::<ShowArgs, answer::PaperView>(
+        spec::<ShowArgs, objects::PaperView>(
             "show",
             "Read one paper",
             "One paper in full: title, authors, dates, categories, abstract and a BibTeX entry.",
             Read,
         ),
-        spec::<NoArgs, answer::InfoView>(
+        spec::<NoArgs, objects::InfoView>(
             "info",
             "What the index holds",
             "The index: how many papers, the model, and the input files.",
@@ -92,13 +93,13 @@ fn specs() -> Vec<Spec> {
              closest to; or the papers since a day.",
             Read,
         ),
-        spec::<NoArgs, answer::Tags>(
+        spec::<NoArgs, objects::Tags>(
             "tags",
             "The reader's tags",
             "The reader's tags, with how many papers each likes.",
             Read,
         ),
-        spec::<TagArgs, answer::TagChanged>(
+        spec::<TagArgs, objects::TagChanged>(
             "tag",
             "Tag papers",
             "Adds papers to one of the reader's tags as liked (or `not_interested`), creating \
@@ -106,7 +107,7 @@ fn specs() -> Vec<Spec> {
              --allow-write.",
             Write,
         ),
-        spec::<MarkArgs, answer::Marked>(
+        spec::<MarkArgs, objects::Marked>(
             "mark",
             "Mark papers",
             "Sets the reader's reading state of papers: seen, read or saved (out of the inbox \
@@ -114,7 +115,7 @@ fn specs() -> Vec<Spec> {
              was started with --allow-write.",
             Write,
         ),
-        spec::<UntagArgs, answer::TagChanged>(
+        spec::<UntagArgs, objects::TagChanged>(
             "untag",
             "Untag papers",
             "Takes papers out of one of the reader's tags. Changes the reader's index: only \
@@ -252,11 +253,11 @@ fn run(
             let id = p
                 .one("id")?
                 .ok_or_else(|| BadParam::new("id", "missing: give a paper id"))?;
-            Ok(structured(&answer::paper(&searcher.show(id)?), Vec::new()))
+            Ok(structured(&objects::paper(&searcher.show(id)?), Vec::new()))
         }
         "info" => {
             p.only(&[])?;
-            Ok(structured(&answer::info(&searcher.info()?), Vec::new()))
+            Ok(structured(&objects::info(&searcher.info()?), Vec::new()))
         }
         "feed" => {
             p.only(&["tags", "k", "since", "from", "must", "exclude", "detail"])?;
@@ -266,7 +267,7 @@ fn run(
         }
         "tags" => {
             p.only(&[])?;
-            Ok(structured(&answer::tags(&searcher.tags()?), Vec::new()))
+            Ok(structured(&objects::tags(&searcher.tags()?), Vec::new()))
         }
         "tag" | "untag" | "mark" if !allow_write => Err(Failure::Refused(format!(
             "`{name}` changes the reader's index, and this server was started without \
@@ -313,7 +314,7 @@ fn run(
                 &crate::writer::Quiet,
             )?;
             searcher.refresh_now();
-            Ok(structured(&answer::Marked::from(&change), Vec::new()))
+            Ok(structured(&objects::Marked::from(&change), Vec::new()))
         }
         other => Err(Failure::Param(BadParam::new(
             "name",
@@ -328,9 +329,9 @@ fn required<'a>(p: &'a Params, name: &str) -> Result<&'a str, BadParam> {
         .ok_or_else(|| BadParam::new(name, "missing"))
 }
 
-fn changed(change: &crate::feed::TagChange) -> answer::TagChanged {
-    answer::TagChanged {
-        tag: answer::TagView::from(&change.summary),
+fn changed(change: &crate::feed::TagChange) -> objects::TagChanged {
+    objects::TagChanged {
+        tag: objects::TagView::from(&change.summary),
         changed: change.changed,
     }
 }
