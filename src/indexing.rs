@@ -124,7 +124,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     }
     let stamp = ModelStamp::of(manifest.expect("an index with nothing to embed"));
     if update.is_noop() {
-        // Still a run: the feed's "what the last run added" is nothing.
+        // Still a run, that added nothing.
         if let Some(index) = &existing {
             crate::index::db::Db::open(index.data_dir(), true)?.record_empty_run(index.rows())?;
             // Graphs that a killed run or an older build left unwritten.

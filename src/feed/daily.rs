@@ -68,7 +68,7 @@ pub struct FeedHit {
 pub struct Feed {
     /// Best first.
     pub hits: Vec<FeedHit>,
-    /// What the new papers were ("the 300 records the last run added").
+    /// What the papers ranked were ("the 300 papers not yet marked").
     pub described: String,
     /// How many new papers were ranked (after `must` and `exclude`).
     pub ranked: usize,

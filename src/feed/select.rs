@@ -1,7 +1,8 @@
-//! Which papers are new: the feed ranks only these. By default the
-//! records the last `papers index` run added (so `papers index today.txt
-//! && papers feed` is the daily loop); or those added or published since a
-//! date; or the records of given input files.
+//! Which papers the feed ranks. By default the inbox: every paper the
+//! reader has not marked (so `papers index today.txt && papers feed` is
+//! the daily loop, and an index run that adds nothing changes nothing); or
+//! those added or published since a date; or the records of given input
+//! files.
 
 use std::collections::BTreeSet;
 
@@ -28,7 +29,7 @@ pub enum Scope {
 pub struct Selection {
     /// Live rows, ascending.
     pub rows: Vec<usize>,
-    /// "the 300 records the last `papers index` run added (2026-12-04)".
+    /// "the 300 papers not yet marked (the inbox)".
     pub described: String,
 }
 

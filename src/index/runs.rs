@@ -1,5 +1,6 @@
-//! What each `papers index` run added: the feed's default is "the records
-//! the last run added". New records take the rows after the committed
+//! What each `papers index` run added and when: the feed's `--since` takes
+//! the records of the runs since a day, and an RSS item without a date of
+//! its own is dated by its run. New records take the rows after the committed
 //! ones, so a run's additions are one range of rows; a run that added
 //! nothing is recorded too (its range is empty), so that "the last run"
 //! means the last run.

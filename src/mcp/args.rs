@@ -110,7 +110,7 @@ pub struct FeedArgs {
     #[schemars(range(min = 1, max = 50))]
     pub k: Option<u32>,
     /// Rank the papers published or added since this day (YYYY-MM-DD)
-    /// instead of those the last `papers index` run added.
+    /// instead of the inbox (the papers not yet marked).
     pub since: Option<String>,
     /// Rank the papers of these input files instead.
     pub from: Option<Vec<String>>,
