@@ -44,6 +44,7 @@
 #![deny(missing_docs)]
 
 pub mod corpus;
+pub mod date;
 pub mod deadline;
 pub mod embed;
 pub mod error;

@@ -171,41 +171,13 @@ pub struct Meta {
     pub original: Option<String>,
 }
 
-/// `YYYYMMDD` as `YYYY-MM-DD`.
-pub fn format_date(date: u32) -> String {
-    format!(
-        "{:04}-{:02}-{:02}",
-        date / 10_000,
-        date / 100 % 100,
-        date % 100
-    )
-}
+pub use crate::date::{format as format_date, parse as parse_date};
 
 impl Meta {
     /// The publication date as a number `YYYYMMDD`, for range filters.
     pub fn date(&self) -> Option<u32> {
         self.published.as_deref().and_then(parse_date)
     }
-}
-
-/// Parses `YYYY-MM-DD` (anything after the first 10 characters, such as a
-/// time, is ignored) into `YYYYMMDD`.
-pub fn parse_date(text: &str) -> Option<u32> {
-    let day = text.get(..10)?;
-    let mut parts = day.split('-');
-    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
-    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
-        return None;
-    }
-    let (y, m, d): (u32, u32, u32) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    ((1..=12).contains(&m) && (1..=days).contains(&d)).then_some(y * 10_000 + m * 100 + d)
 }
 
 /// One unique abstract and everywhere it was seen.

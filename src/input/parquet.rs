@@ -296,19 +296,10 @@ fn list(values: &dyn Array) -> Value {
     Value::Array((0..values.len()).map(|i| value(values, i)).collect())
 }
 
-/// Days since 1970-01-01 as `YYYY-MM-DD` (the civil calendar).
+/// Days since 1970-01-01 as `YYYY-MM-DD`; null past the years -9999 to
+/// 9999.
 fn day(days: i64) -> Value {
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}").into()
+    crate::date::from_days(days).map_or(Value::Null, Value::from)
 }
 
 #[cfg(test)]

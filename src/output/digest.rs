@@ -10,7 +10,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::escape;
-use crate::feed::select::{day_of, unix_of};
+use crate::date::{rfc3339, rfc822, unix_of};
 use crate::feed::{Feed, FeedHit};
 use crate::paper::Paper;
 
@@ -141,37 +141,6 @@ fn dated(hit: &FeedHit) -> u64 {
         .map(unix_of)
         .or(hit.added)
         .unwrap_or_else(now)
-}
-
-/// RFC 822 as RSS wants it: `Fri, 04 Dec 2026 00:00:00 GMT`.
-fn rfc822(at: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let day = day_of(at);
-    let (y, m, d) = (&day[..4], &day[5..7], &day[8..10]);
-    let month = MONTHS[m.parse::<usize>().unwrap_or(1) - 1];
-    let secs = at % 86_400;
-    format!(
-        "{}, {d} {month} {y} {:02}:{:02}:{:02} GMT",
-        DAYS[((at / 86_400) % 7) as usize],
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
-/// RFC 3339 as Atom wants it: `2026-12-04T00:00:00Z`.
-fn rfc3339(at: u64) -> String {
-    let secs = at % 86_400;
-    format!(
-        "{}T{:02}:{:02}:{:02}Z",
-        day_of(at),
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
 }
 
 fn description(hit: &FeedHit) -> String {
