@@ -6,6 +6,11 @@
 use jiff::civil::Date;
 use jiff::Timestamp;
 
+/// Now, in Unix seconds (0 before 1970).
+pub fn now() -> i64 {
+    Timestamp::now().as_second().max(0)
+}
+
 /// Parses `YYYY-MM-DD` (anything after the first 10 characters, such as a
 /// time, is ignored) into `YYYYMMDD`; `None` unless it is a real day.
 pub fn parse(text: &str) -> Option<u32> {

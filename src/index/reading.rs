@@ -8,7 +8,7 @@
 //! reading(id, state, at)      state: 'seen', 'read' or 'saved'; at: Unix seconds
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::date::now;
 
 use rusqlite::params;
 
@@ -68,12 +68,6 @@ pub struct Mark {
     pub state: ReadingState,
     /// When it was marked, in Unix seconds.
     pub at: u64,
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Db {

@@ -12,8 +12,8 @@
 //! Written in the same transaction as the removal itself, and copied into
 //! the new database by `--rebuild`, like the tags.
 
+use crate::date::now;
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::params;
 
@@ -48,12 +48,6 @@ impl KeptOut {
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn arxiv_of(paper: &Paper) -> Option<String> {

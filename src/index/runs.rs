@@ -9,7 +9,7 @@
 //! runs(run, at, first_row, rows)   at: Unix seconds
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::date::now;
 
 use rusqlite::params;
 
@@ -34,12 +34,6 @@ impl Run {
     pub fn range(&self) -> std::ops::Range<usize> {
         self.first_row..self.first_row + self.rows
     }
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 const INSERT: &str = "INSERT INTO runs(at, first_row, rows) VALUES (?1, ?2, ?3)";

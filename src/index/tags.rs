@@ -8,7 +8,7 @@
 //! tags(tag, id, liked, at)    liked: 1 liked, 0 not interested; at: Unix seconds
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::date::now;
 
 use rusqlite::params;
 
@@ -59,12 +59,6 @@ pub fn validate_name(name: &str) -> Result<()> {
         return bad("a tag name cannot start with '-' or '.'");
     }
     Ok(())
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Db {

@@ -7,7 +7,7 @@
 //! once however often the feed is written. Items carry the tag, the
 //! evidence sentence and the liked paper it is closest to.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::date::now;
 
 use super::escape;
 use crate::date::{rfc3339, rfc822, unix_of};
@@ -119,12 +119,6 @@ fn markdown(feed: &Feed) -> String {
     out
 }
 
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// When an item is dated: the paper's date, else the day a daily list
 /// featured it, else when `papers index` added it, else now; so an item
 /// keeps its date from one poll to the next.
@@ -140,7 +134,7 @@ fn dated(hit: &FeedHit) -> u64 {
         .or(listed)
         .map(unix_of)
         .or(hit.added)
-        .unwrap_or_else(now)
+        .unwrap_or_else(|| now() as u64)
 }
 
 fn description(hit: &FeedHit) -> String {
@@ -160,7 +154,7 @@ fn rss(feed: &Feed, link: &str) -> String {
         escape::xml(&title(feed)),
         escape::xml(link),
         escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
-        rfc822(now()),
+        rfc822(now() as u64),
     ));
     if link.starts_with("http") {
         out.push_str(&format!(
@@ -202,7 +196,7 @@ fn atom(feed: &Feed, link: &str) -> String {
         escape::xml(&feed.tags.join(",")),
         escape::xml(&title(feed)),
         escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
-        rfc3339(now()),
+        rfc3339(now() as u64),
     ));
     if !link.is_empty() {
         out.push_str(&format!(
