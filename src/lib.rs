@@ -62,6 +62,7 @@ pub mod paper;
 pub mod request;
 pub mod search;
 pub mod serve;
+pub mod turns;
 pub mod watch;
 pub mod writer;
 

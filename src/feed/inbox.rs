@@ -75,39 +75,28 @@ pub fn mark(
             ids
         }
     };
-    let changed = Db::open(index.data_dir(), true)?.set_marks(&ids, state)?;
-    let index = Index::open(dir)?;
+    let mut db = Db::open(index.data_dir(), true)?;
+    let changed = db.set_marks(&ids, state)?;
+    // The records are as they were: only the marks changed.
+    let inbox = unmarked(&index, db.marked_rows()?).len();
     Ok(MarkChange {
         state,
         changed,
         unchanged: ids.len() - changed,
-        inbox: inbox_rows(&index)?.len(),
+        inbox,
     })
 }
 
 /// The live rows of `index` that the reader has not marked, ascending.
 pub fn inbox_rows(index: &Index) -> Result<Vec<usize>> {
-    let marked: HashSet<usize> = index.db().marked_rows()?.into_iter().collect();
-    Ok((0..index.rows())
-        .filter(|&r| index.is_live(r) && !marked.contains(&r))
-        .collect())
+    let marked = index.db().marked_rows()?;
+    Ok(unmarked(index, marked))
 }
 
-/// How many papers of `index` are in each state, in [`ReadingState::ALL`]'s
-/// order (papers marked but no longer in the index are not counted).
-pub fn counts(index: &Index) -> Result<[usize; 4]> {
-    let mut counts = [0; 4];
-    let mut marked = 0;
-    for m in index.marks()? {
-        let live = match m.id.parse() {
-            Ok(id) => index.row_of(id)?.is_some(),
-            Err(_) => false,
-        };
-        if live {
-            counts[m.state as usize] += 1;
-            marked += 1;
-        }
-    }
-    counts[0] = index.len().saturating_sub(marked);
-    Ok(counts)
+/// The live rows of `index` not among `marked`, ascending.
+fn unmarked(index: &Index, marked: Vec<usize>) -> Vec<usize> {
+    let marked: HashSet<usize> = marked.into_iter().collect();
+    (0..index.rows())
+        .filter(|&r| index.is_live(r) && !marked.contains(&r))
+        .collect()
 }

@@ -325,11 +325,6 @@ impl Index {
         self.db().rows_dated(since, until)
     }
 
-    /// The last `papers index` run, if one was recorded.
-    pub fn last_run(&self) -> Result<Option<runs::Run>> {
-        self.db().last_run()
-    }
-
     /// Records seen in each input file, for `info`.
     pub fn file_counts(&self) -> Result<std::collections::BTreeMap<String, usize>> {
         self.db().file_counts()

@@ -2,8 +2,7 @@
 //! the records of the runs since a day, and an RSS item without a date of
 //! its own is dated by its run. New records take the rows after the committed
 //! ones, so a run's additions are one range of rows; a run that added
-//! nothing is recorded too (its range is empty), so that "the last run"
-//! means the last run.
+//! nothing is recorded too (its range is empty).
 //!
 //! ```text
 //! runs(run, at, first_row, rows)   at: Unix seconds
@@ -39,11 +38,6 @@ impl Run {
 const INSERT: &str = "INSERT INTO runs(at, first_row, rows) VALUES (?1, ?2, ?3)";
 
 impl Db {
-    /// The last run, if any was recorded.
-    pub fn last_run(&self) -> Result<Option<Run>> {
-        Ok(self.runs_since(0)?.pop())
-    }
-
     /// The runs that committed at or after `at` (Unix seconds), oldest first.
     pub fn runs_since(&self, at: u64) -> Result<Vec<Run>> {
         if !self.has_table("runs")? {

@@ -8,27 +8,16 @@
 //! server's turns and stops at its time limit, as an API request does.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::Semaphore;
 
 use super::Server;
 use crate::search::Searcher;
+use crate::turns::Gate;
 
 /// The largest request body `/mcp` reads: tool arguments are small.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
-
-/// What a call over HTTP waits for and within: the server's turns (shared
-/// with its API) and its time limit.
-#[derive(Clone)]
-pub struct Gate {
-    /// One per request answered at once.
-    pub turns: Arc<Semaphore>,
-    /// The longest a call may wait and run.
-    pub timeout: Duration,
-}
 
 /// The `/mcp` service over `searcher`.
 pub fn service(

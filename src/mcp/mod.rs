@@ -41,6 +41,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::error::{Error, Result};
+use crate::request::Front;
+use crate::turns::{Gate, Refused};
 
 pub use answer::BUDGET_BYTES;
 
@@ -58,7 +60,7 @@ const INSTRUCTIONS: &str = "Local search over the reader's index of paper abstra
 pub struct Server {
     searcher: Arc<Searcher>,
     allow_write: bool,
-    gate: Option<http::Gate>,
+    gate: Option<Gate>,
 }
 
 use crate::search::Searcher;
@@ -76,47 +78,34 @@ impl Server {
 
     /// This server, its calls waiting for `gate`'s turns and stopping at
     /// its time limit.
-    pub fn gated(mut self, gate: http::Gate) -> Server {
+    pub fn gated(mut self, gate: Gate) -> Server {
         self.gate = Some(gate);
         self
     }
 
     /// Runs `work` on a blocking thread: at once on stdio; over HTTP once a
-    /// turn is free, and stopped at the time limit.
+    /// turn is free, and stopped at the time limit ([`crate::turns`]).
     async fn blocking<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Searcher) -> T + Send + 'static,
     ) -> std::result::Result<T, ErrorData> {
         let searcher = Arc::clone(&self.searcher);
-        let Some(gate) = self.gate.clone() else {
-            return tokio::task::spawn_blocking(move || work(&searcher))
+        let answer = match &self.gate {
+            Some(gate) => gate.run(searcher, work).await,
+            None => tokio::task::spawn_blocking(move || work(&searcher))
                 .await
-                .map_err(|_| ErrorData::internal_error("the call's thread failed", None));
+                .map_err(|_| Refused::Failed),
         };
-        let started = std::time::Instant::now();
-        let turn = tokio::time::timeout(gate.timeout, gate.turns.acquire_owned())
-            .await
-            .ok()
-            .and_then(|t| t.ok())
-            .ok_or_else(|| {
-                ErrorData::internal_error("busy: every worker is answering; try again", None)
-            })?;
-        let at = started + gate.timeout;
-        let task = tokio::task::spawn_blocking(move || {
-            let _turn = turn;
-            crate::deadline::within(at, || work(&searcher))
-        });
-        match tokio::time::timeout(gate.timeout.saturating_sub(started.elapsed()), task).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) => Err(ErrorData::internal_error("the call's thread failed", None)),
-            Err(_) => Err(ErrorData::internal_error(
-                format!(
-                    "the call ran past the server's limit of {} s",
-                    gate.timeout.as_secs_f32()
-                ),
-                None,
-            )),
-        }
+        answer.map_err(|refused| {
+            let message = match refused {
+                Refused::Busy => "busy: every worker is answering; try again".to_string(),
+                Refused::TooSlow(secs) => {
+                    format!("the call ran past the server's limit of {secs} s")
+                }
+                Refused::Failed => "the call's thread failed".to_string(),
+            };
+            ErrorData::internal_error(message, None)
+        })
     }
 }
 
@@ -220,7 +209,7 @@ impl ServerHandler for Server {
         self.blocking(move |searcher| prompts::get(searcher, &request.name, &arguments))
             .await?
             .map(Into::into)
-            .map_err(|message| ErrorData::invalid_params(message, None))
+            .map_err(|e| ErrorData::invalid_params(Front::Mcp.words(&e.to_string()), None))
     }
 }
 

@@ -61,45 +61,33 @@ pub fn list() -> Vec<Prompt> {
 }
 
 /// Prompt `name` filled with `arguments`; a bad argument names itself.
-pub fn get(
-    searcher: &Searcher,
-    name: &str,
-    arguments: &JsonObject,
-) -> std::result::Result<GetPromptResult, String> {
-    let p = Params::from_json(arguments).map_err(|b| b.worded(crate::request::Front::Mcp))?;
-    let worded = |b: BadParam| b.worded(crate::request::Front::Mcp);
+pub fn get(searcher: &Searcher, name: &str, arguments: &JsonObject) -> Result<GetPromptResult> {
+    let p = Params::from_json(arguments)?;
     let user = |text: String| PromptMessage::new_text(Role::User, text);
     match name {
         "digest" => {
-            p.only(&["tag", "since"]).map_err(worded)?;
-            let tag = p.one("tag").map_err(worded)?;
-            let since = p.date("since").map_err(worded)?;
-            let call = match (tag, since) {
-                (Some(tag), Some(_)) => format!("feed with tags [\"{tag}\"] and since"),
+            p.only(&["tag", "since"])?;
+            p.date("since")?;
+            let call = match (p.one("tag")?, p.one("since")?) {
+                (Some(tag), Some(since)) => {
+                    format!("feed with tags [\"{tag}\"] and since = {since}")
+                }
                 (Some(tag), None) => format!("feed with tags [\"{tag}\"]"),
-                (None, Some(_)) => "feed with since".to_string(),
+                (None, Some(since)) => format!("feed with since = {since}"),
                 (None, None) => "feed".to_string(),
             };
-            let since = p.one("since").ok().flatten().unwrap_or_default();
             Ok(GetPromptResult::new(vec![user(format!(
-                "Write my reading digest. Call the `{call}`{} (detail evidence, k 20). Group \
+                "Write my reading digest. Call the `{call}` (detail evidence, k 20). Group \
                  the papers by theme; for each give its title, one sentence on what it does \
                  and why it was picked (its tag and the liked paper it is like), best first. \
-                 End with the three I should read first and why. {CITE}",
-                if since.is_empty() {
-                    String::new()
-                } else {
-                    format!(" = {since}")
-                },
+                 End with the three I should read first and why. {CITE}"
             ))])
             .with_description("Today's reading digest"))
         }
         "literature" => {
-            p.only(&["topic", "size"]).map_err(worded)?;
-            let topic = p.query("topic").map_err(worded)?;
-            let size = p
-                .number("size", 10, 1..=super::tools::MAX_K)
-                .map_err(worded)?;
+            p.only(&["topic", "size"])?;
+            let topic = p.query("topic")?;
+            let size = p.number("size", 10, 1..=super::tools::MAX_K)?;
             Ok(GetPromptResult::new(vec![user(format!(
                 "Compile a literature list on: {topic}\n\nCall `search` with this topic \
                  (k {size}, detail evidence), and again with narrower phrasings if the first \
@@ -111,7 +99,7 @@ pub fn get(
             .with_description("A literature list"))
         }
         "compare" => {
-            p.only(&["ids"]).map_err(worded)?;
+            p.only(&["ids"])?;
             let ids: Vec<String> = p
                 .all("ids")
                 .iter()
@@ -120,7 +108,7 @@ pub fn get(
                 .map(str::to_string)
                 .collect();
             if !(2..=MAX_COMPARE).contains(&ids.len()) {
-                return Err(format!("ids: give 2 to {MAX_COMPARE} papers"));
+                return Err(BadParam::new("ids", format!("give 2 to {MAX_COMPARE} papers")).into());
             }
             let mut messages = vec![user(format!(
                 "Compare these {} papers: the problem each addresses, the method, the \
@@ -129,8 +117,7 @@ pub fn get(
                 ids.len()
             ))];
             for id in &ids {
-                let view = paper(searcher, id)
-                    .map_err(|e| crate::request::Front::Mcp.words(&format!("ids: {e}")))?;
+                let view = paper(searcher, id).map_err(|e| BadParam::new("ids", e.to_string()))?;
                 messages.push(PromptMessage::new(
                     Role::User,
                     ContentBlock::resource(ResourceContents::TextResourceContents {
@@ -143,9 +130,11 @@ pub fn get(
             }
             Ok(GetPromptResult::new(messages).with_description("A comparison"))
         }
-        other => Err(format!(
-            "name: no prompt `{other}` (prompts/list lists them)"
-        )),
+        other => Err(BadParam::new(
+            "name",
+            format!("no prompt `{other}` (prompts/list lists them)"),
+        )
+        .into()),
     }
 }
 

@@ -145,26 +145,6 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
         .collect()
 }
 
-/// Why a call failed: in the caller's words.
-enum Failure {
-    Param(BadParam),
-    Library(Error),
-    /// Already in the caller's words.
-    Refused(String),
-}
-
-impl From<BadParam> for Failure {
-    fn from(bad: BadParam) -> Failure {
-        Failure::Param(bad)
-    }
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Failure {
-        Failure::Library(e)
-    }
-}
-
 /// A structured answer: the object, the same as JSON text, and a link to
 /// each paper it names.
 fn structured<T: Serialize>(value: &T, links: Vec<ContentBlock>) -> CallToolResult {
@@ -194,19 +174,14 @@ pub fn call(
     allow_write: bool,
 ) -> CallToolResult {
     let answer = Params::from_json(arguments)
-        .map_err(Failure::from)
+        .map_err(Error::from)
         .and_then(|p| run(searcher, name, &p, allow_write));
-    match answer {
-        Ok(result) => result,
-        Err(failure) => {
-            let message = match failure {
-                Failure::Param(bad) => bad.worded(Front::Mcp),
-                Failure::Library(e) => Front::Mcp.words(&e.to_string()),
-                Failure::Refused(message) => message,
-            };
-            CallToolResult::error(vec![ContentBlock::text(format!("papers: {message}"))])
-        }
-    }
+    answer.unwrap_or_else(|e| refusal(Front::Mcp.words(&e.to_string())))
+}
+
+/// A tool error saying `message`.
+fn refusal(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("papers: {message}"))])
 }
 
 fn run(
@@ -214,7 +189,7 @@ fn run(
     name: &str,
     p: &Params,
     allow_write: bool,
-) -> Result<CallToolResult, Failure> {
+) -> crate::error::Result<CallToolResult> {
     const RANKING: [&str; 9] = [
         "k",
         "detail",
@@ -269,7 +244,8 @@ fn run(
             p.only(&[])?;
             Ok(structured(&objects::tags(&searcher.tags()?), Vec::new()))
         }
-        "tag" | "untag" | "mark" if !allow_write => Err(Failure::Refused(format!(
+        // Said as it is: `--allow-write` is the server's own switch.
+        "tag" | "untag" | "mark" if !allow_write => Ok(refusal(format!(
             "`{name}` changes the reader's index, and this server was started without \
              --allow-write"
         ))),
@@ -316,7 +292,7 @@ fn run(
             searcher.refresh_now();
             Ok(structured(&objects::Marked::from(&change), Vec::new()))
         }
-        other => Err(Failure::Param(BadParam::new(
+        other => Err(Error::from(BadParam::new(
             "name",
             format!("no tool `{other}` (tools/list lists them)"),
         ))),

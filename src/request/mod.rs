@@ -127,6 +127,17 @@ impl std::fmt::Display for BadParam {
 
 impl std::error::Error for BadParam {}
 
+/// A bad parameter as the library's error: [`crate::error::Error::InvalidArgument`],
+/// which reads the same (`name: reason`).
+impl From<BadParam> for crate::error::Error {
+    fn from(bad: BadParam) -> crate::error::Error {
+        crate::error::Error::InvalidArgument {
+            name: bad.parameter,
+            reason: bad.message,
+        }
+    }
+}
+
 /// The ranking options of `search` and `similar` as a front end read them,
 /// each value already checked on its own ([`values`]).
 #[derive(Clone, Debug, Default)]

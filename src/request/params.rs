@@ -210,29 +210,27 @@ impl Params {
 
     /// Every value of `name`, at most [`MAX_IDS`] of them.
     pub fn many(&self, name: &str) -> Result<Vec<String>, BadParam> {
-        let values = self.all(name);
-        if values.len() > MAX_IDS {
-            return Err(BadParam::new(
-                name,
-                format!("{} values; at most {MAX_IDS}", values.len()),
-            ));
-        }
-        Ok(values.to_vec())
+        self.at_most(name, "values")
     }
 
     /// The ids of `name` (at least one when `required`, at most [`MAX_IDS`]).
     pub fn ids(&self, name: &str, required: bool) -> Result<Vec<String>, BadParam> {
-        let ids = self.all(name);
+        let ids = self.at_most(name, "ids")?;
         if required && ids.is_empty() {
             return Err(BadParam::new(name, "missing: give at least one paper id"));
         }
-        if ids.len() > MAX_IDS {
+        Ok(ids)
+    }
+
+    fn at_most(&self, name: &str, what: &str) -> Result<Vec<String>, BadParam> {
+        let values = self.all(name);
+        if values.len() > MAX_IDS {
             return Err(BadParam::new(
                 name,
-                format!("{} ids; at most {MAX_IDS}", ids.len()),
+                format!("{} {what}; at most {MAX_IDS}", values.len()),
             ));
         }
-        Ok(ids.to_vec())
+        Ok(values.to_vec())
     }
 }
 

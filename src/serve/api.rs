@@ -3,14 +3,13 @@
 //! and answers the CLI's JSON (or a JSON error).
 
 use std::sync::Arc;
-use std::time::Instant;
 
+use crate::turns::{Gate, Refused};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use tokio::sync::Semaphore;
 
 use super::Limits;
 use super::{feeds, page};
@@ -22,7 +21,8 @@ use crate::search::{self, Query, Searcher};
 /// What every route shares.
 pub struct App {
     searcher: Arc<Searcher>,
-    turns: Arc<Semaphore>,
+    /// The turns and time limit every request (API and MCP) waits for.
+    gate: Gate,
     limits: Limits,
     /// Whether the reader let this server write the index (`serve
     /// --allow-write`): marks from the page, tags from MCP.
@@ -34,7 +34,7 @@ impl App {
     pub fn new(searcher: Arc<Searcher>, limits: Limits, allow_write: bool) -> Arc<App> {
         Arc::new(App {
             searcher,
-            turns: Arc::new(Semaphore::new(limits.workers.max(1))),
+            gate: Gate::new(limits.workers, limits.timeout),
             limits,
             allow_write,
         })
@@ -60,31 +60,14 @@ impl App {
         content_type: &'static str,
         work: impl FnOnce(&Searcher) -> Result<String, Failure> + Send + 'static,
     ) -> Response {
-        let started = Instant::now();
-        let deadline = self.limits.timeout;
-        let turn =
-            match tokio::time::timeout(deadline, Arc::clone(&self.turns).acquire_owned()).await {
-                Ok(Ok(turn)) => turn,
-                _ => return Failure::Busy.into_response(),
-            };
-        let searcher = Arc::clone(&self.searcher);
-        // The turn is held by the thread, not the request: a request that
-        // times out still counts until its work is done.
-        // The work stops at the request's deadline too (its loops check
-        // it), so a request that timed out frees its turn within a batch.
-        let at = started + deadline;
-        let task = tokio::task::spawn_blocking(move || {
-            let _turn = turn;
-            crate::deadline::within(at, || work(&searcher))
-        });
-        let left = deadline.saturating_sub(started.elapsed());
-        match tokio::time::timeout(left, task).await {
-            Ok(Ok(Ok(body))) => ([(header::CONTENT_TYPE, content_type)], body).into_response(),
-            Ok(Ok(Err(failure))) => failure.into_response(),
-            Ok(Err(_)) => {
+        match self.gate.run(Arc::clone(&self.searcher), work).await {
+            Ok(Ok(body)) => ([(header::CONTENT_TYPE, content_type)], body).into_response(),
+            Ok(Err(failure)) => failure.into_response(),
+            Err(Refused::Busy) => Failure::Busy.into_response(),
+            Err(Refused::TooSlow(secs)) => Failure::TooSlow(secs).into_response(),
+            Err(Refused::Failed) => {
                 Failure::Library(Error::Embed("the request's thread failed".into())).into_response()
             }
-            Err(_) => Failure::TooSlow(deadline.as_secs_f32()).into_response(),
         }
     }
 }
@@ -191,14 +174,8 @@ pub const MAX_EXPLAIN_K: usize = 20;
 
 /// The routes.
 pub fn router(app: Arc<App>) -> Router {
-    let mcp = crate::mcp::http::service(
-        Arc::clone(&app.searcher),
-        app.allow_write,
-        crate::mcp::http::Gate {
-            turns: Arc::clone(&app.turns),
-            timeout: app.limits.timeout,
-        },
-    );
+    let mcp =
+        crate::mcp::http::service(Arc::clone(&app.searcher), app.allow_write, app.gate.clone());
     Router::new()
         .route("/", get(page::index))
         .route("/healthz", get(healthz))
