@@ -16,7 +16,7 @@ use super::answer::{self, Detail, Hits};
 use super::args::*;
 use super::objects;
 use crate::error::Error;
-use crate::request::{BadParam, Front, Params};
+use crate::request::{with_filters, BadParam, Front, Params};
 use crate::search::{self, Query, Searcher};
 
 /// The most hits one MCP call may ask for.
@@ -190,22 +190,15 @@ fn run(
     p: &Params,
     allow_write: bool,
 ) -> crate::error::Result<CallToolResult> {
-    const RANKING: [&str; 9] = [
-        "k",
-        "detail",
-        "since",
-        "until",
-        "in",
-        "listed_since",
-        "listed_until",
-        "author",
-        "category",
-    ];
     match name {
         "search" => {
-            let mut known = RANKING.to_vec();
-            known.extend(["query", "mode", "min_score"]);
-            p.only(&known)?;
+            p.only(&with_filters(&[
+                "query",
+                "k",
+                "mode",
+                "detail",
+                "min_score",
+            ]))?;
             let question = Query {
                 paragraphs: search::paragraphs(&p.query("query")?)?,
                 options: p.options_within(10, MAX_K)?,
@@ -215,9 +208,7 @@ fn run(
             Ok(structured(&hits, links(&hits)))
         }
         "similar" => {
-            let mut known = RANKING.to_vec();
-            known.extend(["ids", "not", "min_score"]);
-            p.only(&known)?;
+            p.only(&with_filters(&["ids", "not", "k", "detail", "min_score"]))?;
             let (like, unlike) = (p.ids("ids", true)?, p.ids("not", false)?);
             let results = searcher.similar(&like, &unlike, &p.options_within(10, MAX_K)?)?;
             let hits = answer::hits(&results, detail(p)?);

@@ -26,6 +26,23 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 /// The most ids (or values of one repeatable parameter) one request may name.
 pub const MAX_IDS: usize = 100;
 
+/// The filters [`Params::options_within`] reads, by their parameter names
+/// (the CLI's long flags without dashes).
+pub const FILTERS: [&str; 7] = [
+    "since",
+    "until",
+    "in",
+    "listed_since",
+    "listed_until",
+    "author",
+    "category",
+];
+
+/// `known` and the [`FILTERS`]: the parameters a ranking route takes.
+pub fn with_filters(known: &[&'static str]) -> Vec<&'static str> {
+    known.iter().chain(FILTERS.iter()).copied().collect()
+}
+
 /// Which front end a request came through: how its parameters are named
 /// back to the one who sent it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use super::Limits;
 use super::{feeds, page};
 use crate::error::Error;
 use crate::output::json;
-use crate::request::{BadParam, Front, Params, MAX_K};
+use crate::request::{with_filters, BadParam, Front, Params, MAX_K};
 use crate::search::{self, Query, Searcher};
 
 /// What every route shares.
@@ -234,21 +234,14 @@ async fn not_allowed() -> Response {
 async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
-        p.only(&[
+        p.only(&with_filters(&[
             "q",
             "k",
             "mode",
-            "since",
-            "until",
-            "in",
-            "listed_since",
-            "listed_until",
-            "author",
-            "category",
             "min_score",
             "strategy",
             "explain",
-        ])?;
+        ]))?;
         let question = Query {
             paragraphs: search::paragraphs(&p.query("q")?)?,
             options: p.options()?,
@@ -272,20 +265,7 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
 async fn similar(State(app): Shared, RawQuery(query): RawQuery) -> Response {
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
-        p.only(&[
-            "id",
-            "not",
-            "k",
-            "since",
-            "until",
-            "in",
-            "listed_since",
-            "listed_until",
-            "author",
-            "category",
-            "min_score",
-            "strategy",
-        ])?;
+        p.only(&with_filters(&["id", "not", "k", "min_score", "strategy"]))?;
         let (like, unlike) = (p.ids("id", true)?, p.ids("not", false)?);
         let results = searcher.similar(&like, &unlike, &p.options()?)?;
         Ok(json::array(&json::hit_objects(&results)))
