@@ -1,7 +1,7 @@
 //! Retrieval quality on BEIR SciFact: `cargo bench --bench beir [-- train]`.
 //!
 //! Indexes `scifact/corpus.jsonl` (under `PAPERS_BENCH`, else
-//! `../shared/bench`) through `indexing::index`, the path `papers index`
+//! `../shared/bench`) through `write::index`, the path `papers index`
 //! takes (JSON Lines, titles embedded with the abstract), into
 //! `target/bench-beir/index` (kept between runs: a second run embeds
 //! nothing; `PAPERS_BEIR_INDEX` names another), answers the 300 test claims (or the 809 train ones with
@@ -25,11 +25,11 @@ use std::time::Instant;
 
 use papers::embed::{DeviceChoice, Embedder, ModelChoice};
 use papers::index::Index;
-use papers::indexing::{self, IndexRequest, Quiet};
 use papers::lexical::{Analysis, Bm25, Params};
 use papers::search::answer as query;
 use papers::search::Query;
 use papers::search::{exact_scan, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};
+use papers::write::{self, IndexRequest, Quiet};
 
 #[path = "beir/calibrate.rs"]
 mod calibrate;
@@ -83,7 +83,7 @@ fn main() -> BoxResult<()> {
         model: choice.clone(),
         ..Default::default()
     };
-    let report = indexing::index(&dir, &request, &Quiet)?;
+    let report = write::index(&dir, &request, &Quiet)?;
     eprintln!(
         "indexed {} records ({} embedded now) in {:.1} s",
         report.records,

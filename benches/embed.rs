@@ -249,7 +249,7 @@ fn embed(count: usize) -> papers::Result<()> {
         std::hint::black_box(graph.search(
             options.limit,
             papers::index::hnsw::MIN_EF_SEARCH,
-            |row| papers::index::hnsw::dot(&flat[row * dimension..][..dimension], &query),
+            |row| papers::vector::dot(&flat[row * dimension..][..dimension], &query),
         ));
     }
     println!(

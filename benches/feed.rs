@@ -12,7 +12,7 @@
 //!   no categories (they are the labels). Weak negatives are sampled from
 //!   it as `papers feed` samples them.
 //!
-//! The records are indexed through `indexing::index` (the path `papers
+//! The records are indexed through `write::index` (the path `papers
 //! index` takes) into `target/bench-feed/index`, kept between runs. With
 //! `PAPERS_FEED_DUMP=DIR`, the collection's vectors (`vectors.f32`, rows
 //! of 384 little-endian f32 in the order of `meta.json`'s `ids`) and the
@@ -32,7 +32,7 @@ use papers::embed::{DeviceChoice, ModelChoice};
 use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
-use papers::indexing::{self, IndexRequest, Quiet};
+use papers::write::{self, IndexRequest, Quiet};
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -478,7 +478,7 @@ fn index_records<'a>(
         },
         ..Default::default()
     };
-    Ok(indexing::index(dir, &request, &Quiet)?)
+    Ok(write::index(dir, &request, &Quiet)?)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {

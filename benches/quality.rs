@@ -5,7 +5,7 @@
 //! model's 256 word pieces) or `topical` —, `query`, and the id
 //! prefixes of every `relevant` abstract), indexes `../shared/seeds` (or
 //! `PAPERS_SEEDS`) into a temporary directory through the library's
-//! `indexing::index`, as `papers index` does (or uses the index named by
+//! `write::index`, as `papers index` does (or uses the index named by
 //! `PAPERS_INDEX`), answers every query in each search mode through
 //! `search::answer::answer`, as `papers search` does, and prints MRR@10, Recall@10 and
 //! nDCG@10 per mode and kind of query. Known-item and paraphrased queries
@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use papers::embed::{DeviceChoice, Embedder, ModelChoice};
-use papers::indexing::{self, IndexRequest, Quiet};
 use papers::search::answer as query;
 use papers::search::Query;
 use papers::search::{Mode, SearchOptions};
+use papers::write::{self, IndexRequest, Quiet};
 
 const K: usize = 10;
 
@@ -57,7 +57,7 @@ fn main() -> papers::Result<()> {
                 model: choice.clone(),
                 ..Default::default()
             };
-            indexing::index(&dir, &request, &Quiet)?;
+            write::index(&dir, &request, &Quiet)?;
             dir
         }
     };

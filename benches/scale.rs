@@ -119,7 +119,8 @@ fn recall(index: &std::path::Path) -> BoxResult<()> {
 /// Builds the graph over the first `rows` rows of `index` and prints its
 /// build time, size and recall@10 against the f32 scan.
 fn graph(index: &std::path::Path, rows: Option<usize>) -> BoxResult<()> {
-    use papers::index::hnsw::{dot, Graph};
+    use papers::index::hnsw::Graph;
+    use papers::vector::dot;
     let index = papers::index::Index::open(index)?;
     let n = rows.unwrap_or(index.rows()).min(index.rows());
     let dim = index.manifest().dimension;

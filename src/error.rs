@@ -293,21 +293,23 @@ impl Error {
         matches!(self, Error::Interrupted | Error::IndexingStopped { .. })
     }
 
-    /// The index at `dir` was built with other weights than `model`'s
-    /// (`weights`); the hint says what to run: `--model` with the index's
-    /// model when the ids differ, else `rebuild(model)`.
+    /// The index at `dir` was built with `built_with` (its model id and
+    /// weights' SHA-256), other weights than `model`'s (`weights`); the
+    /// hint says what to run: `--model` with the index's model when the ids
+    /// differ, else `rebuild(model)`.
     pub fn model_mismatch(
         dir: &std::path::Path,
-        manifest: &crate::index::Manifest,
+        built_with: (&str, &str),
         model: &str,
         weights: &str,
         rebuild: &dyn Fn(&str) -> String,
     ) -> Self {
         let short = |d: &str| d[..12.min(d.len())].to_string();
-        let hint = if manifest.model != model {
+        let (index_model, index_weights) = built_with;
+        let hint = if index_model != model {
             format!(
-                "pass `--model {}` to use the index's model, or run `{}` to re-embed it with {model}",
-                manifest.model,
+                "pass `--model {index_model}` to use the index's model, or run `{}` to re-embed it \
+                 with {model}",
                 rebuild(model)
             )
         } else {
@@ -319,11 +321,7 @@ impl Error {
         };
         Error::IndexModelMismatch {
             path: dir.to_path_buf(),
-            index_model: format!(
-                "{} (weights {})",
-                manifest.model,
-                short(&manifest.weights_sha256)
-            ),
+            index_model: format!("{index_model} (weights {})", short(index_weights)),
             model: format!("{model} (weights {})", short(weights)),
             hint,
         }

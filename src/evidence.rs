@@ -57,7 +57,7 @@ pub fn by_meaning<'t>(sentences: &[&'t str], vectors: &[Vec<f32>], query: &[f32]
     sentences
         .iter()
         .zip(vectors)
-        .map(|(s, v)| (crate::search::dot(v, query), *s))
+        .map(|(s, v)| (crate::vector::dot(v, query), *s))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map_or("", |(_, s)| s)
 }

@@ -1,20 +1,29 @@
 //! papers: local semantic search over "Daily Papers" abstract dumps.
 //!
-//! The pipeline, one module per step: [`input`] reads every input format
-//! (dumps, JSON, JSON Lines, Parquet) into records, [`corpus`] walks input paths and deduplicates abstracts into
-//! [`paper::Paper`]s with content-hash ids, [`embed`] turns text into
-//! sentence-transformer vectors with candle, [`index`] persists records,
-//! vectors, HNSW graphs and BM25 segments (their words analysed by
-//! [`lexical`]) atomically,
-//! [`search`] answers every read command through one
-//! [`Searcher`](search::Searcher), and [`output`] prints for people or
-//! scripts. The use cases built from these steps, which the binary, the
-//! servers, the benchmarks and this example share, are [`indexing`] (index
-//! paths, remove records) and [`search::Searcher`] (answer a search).
+//! The modules, from the ground up (a module uses only those above it in
+//! this list; `python3 bench/imports.py` checks that no two use each other):
+//!
+//! - Vocabulary: [`error`], [`date`], [`digest`], [`vector`] (the one dot
+//!   product), [`limits`], [`deadline`], [`paper`] (a record and its
+//!   content-hash id), [`hit`] (a record's place in a ranking), [`lexical`]
+//!   (how words are analysed, and the reference BM25).
+//! - Reading inputs: [`input`] reads every format (dumps, JSON, JSON Lines,
+//!   Parquet) into records; [`corpus`] walks input paths and deduplicates.
+//! - [`embed`]: sentence-transformer vectors with candle.
+//! - [`index`]: the storage: records in SQLite, vectors in memory-mapped
+//!   files, HNSW graphs and BM25 segments, each generation committed
+//!   atomically.
+//! - The use cases: [`write`](mod@write) (index, import, remove, watch: every change
+//!   to an index), [`search`] (every read command through one
+//!   [`Searcher`](search::Searcher)) with [`evidence`], and [`feed`] (the
+//!   daily papers ranked for a tag); [`hint`] words the commands a message
+//!   suggests.
+//! - The front ends: [`request`] (one request model), [`output`] (a table
+//!   for people, JSON for scripts), [`mcp`] and [`serve`], and the binary.
 //!
 //! ```no_run
 //! use papers::embed::ModelChoice;
-//! use papers::indexing::{self, IndexRequest, Quiet};
+//! use papers::write::{self, IndexRequest, Quiet};
 //! use papers::search::{self, Query, SearchOptions, Searcher};
 //! # fn main() -> papers::Result<()> {
 //! // Index a folder of dumps: what `papers index seeds` does.
@@ -23,7 +32,7 @@
 //!     paths: vec!["seeds".into()],
 //!     ..Default::default()
 //! };
-//! let report = indexing::index(dir, &request, &Quiet)?;
+//! let report = write::index(dir, &request, &Quiet)?;
 //! println!("{} records", report.records);
 //!
 //! // Search it: what `papers search "..."` does.
@@ -46,13 +55,14 @@
 pub mod corpus;
 pub mod date;
 pub mod deadline;
+pub mod digest;
 pub mod embed;
 pub mod error;
 pub mod evidence;
 pub mod feed;
-pub mod import;
+pub mod hint;
+pub mod hit;
 pub mod index;
-pub mod indexing;
 pub mod input;
 pub mod lexical;
 pub mod limits;
@@ -63,7 +73,7 @@ pub mod request;
 pub mod search;
 pub mod serve;
 pub mod turns;
-pub mod watch;
-pub mod writer;
+pub mod vector;
+pub mod write;
 
 pub use error::{Error, Result};

@@ -33,7 +33,7 @@ pub fn write(
     let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
     let near: Vec<f32> = vectors
         .iter()
-        .map(|v| papers::search::dot(v, &centre))
+        .map(|v| papers::vector::dot(v, &centre))
         .collect();
     let mut file = std::io::BufWriter::new(std::fs::File::create(out.join(format!("{name}.tsv")))?);
     for (q, pool) in pools.iter().enumerate() {

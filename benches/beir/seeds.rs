@@ -1,6 +1,6 @@
 //! The seeds and their labelled queries (`eval/queries.jsonl`), for the
 //! calibration: an index of `../shared/seeds` (or `PAPERS_SEEDS`) built
-//! through `indexing::index` into `target/bench-beir/seeds-index` and kept
+//! through `write::index` into `target/bench-beir/seeds-index` and kept
 //! between runs, and each query with the rows of its relevant abstracts.
 
 use std::collections::HashSet;
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use papers::embed::{DeviceChoice, ModelChoice};
 use papers::index::Index;
-use papers::indexing::{self, IndexRequest, Quiet};
+use papers::write::{self, IndexRequest, Quiet};
 
 use super::BoxResult;
 
@@ -29,7 +29,7 @@ pub fn labelled(root: &Path) -> BoxResult<(Index, Labelled)> {
         },
         ..Default::default()
     };
-    indexing::index(&dir, &request, &Quiet)?;
+    write::index(&dir, &request, &Quiet)?;
     let index = Index::open(&dir)?;
     let text = std::fs::read_to_string(root.join("eval/queries.jsonl"))?;
     let mut out = Vec::new();

@@ -17,7 +17,8 @@
 use std::time::Instant;
 
 use papers::embed::{amx, Embedder, Precision, Workload};
-use papers::search::{dot, top_k};
+use papers::search::top_k;
+use papers::vector::dot;
 
 use super::{encoder_flops, load_with, matmul_rate, median, seed_texts};
 

@@ -8,9 +8,9 @@ use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
 use papers::feed::{FeedRequest, Scope, TagChange};
-use papers::indexing::Observer;
 use papers::output::digest::{self, Digest};
 use papers::search::Searcher;
+use papers::write::Observer;
 
 use super::Context;
 

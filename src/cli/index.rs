@@ -1,4 +1,4 @@
-//! `papers index PATH...`: flags in, [`papers::indexing::index`] run with a
+//! `papers index PATH...`: flags in, [`papers::write::index`] run with a
 //! progress bar and Ctrl-C handling, the summary out.
 
 use std::ops::ControlFlow;
@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use papers::corpus::Skipped;
 use papers::index::UpdateReport;
-use papers::indexing::{self, IndexRequest, Observer};
+use papers::write::{self, IndexRequest, Observer};
 
 use super::{Context, ModelArgs};
 
@@ -91,7 +91,7 @@ impl Observer for Terminal<'_> {
         self.bar.suspend(|| self.ctx.note(message));
     }
 
-    fn pipeline(&self, times: &papers::indexing::Pipeline) {
+    fn pipeline(&self, times: &papers::write::Pipeline) {
         if super::VERBOSE.load(Ordering::Relaxed) {
             self.note(&format!(
                 "pipeline: first vectors {:.2} s after the start; the encoder ran {:.2} s of the {:.2} s of embedding; the commit ended {:.2} s after the last vectors",
@@ -193,7 +193,7 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
     );
     let observer = Terminal { ctx, bar };
     let dir = &ctx.index_dir;
-    let result = indexing::index(dir, request, &observer);
+    let result = write::index(dir, request, &observer);
     observer.bar.finish_and_clear();
     let report = result?;
     ctx.note(&format!(
@@ -237,7 +237,7 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
         removals.into_iter().map(|r| r.paper).collect()
     } else if args.dry_run {
         let index = papers::index::Index::open(dir)?;
-        let rows = indexing::resolve_all(&index, &args.ids)?;
+        let rows = write::resolve_all(&index, &args.ids)?;
         let papers = rows
             .iter()
             .map(|&row| index.paper(row))
@@ -248,14 +248,14 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
         ));
         papers
     } else if args.undo {
-        let papers = indexing::unremove(dir, &args.ids, &observer)?;
+        let papers = write::unremove(dir, &args.ids, &observer)?;
         ctx.note(&format!(
             "forgot {} removals: the next `papers index` of their input brings them back",
             papers.len()
         ));
         papers
     } else {
-        let (report, papers) = indexing::remove(dir, &args.ids, &observer)?;
+        let (report, papers) = write::remove(dir, &args.ids, &observer)?;
         ctx.note(&format!(
             "removed {} records; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
             report.removed, report.records
@@ -275,7 +275,7 @@ pub fn upgrade(ctx: &Context) -> Result<()> {
         ctx,
         bar: ProgressBar::hidden(),
     };
-    if indexing::upgrade(&ctx.index_dir, &observer)? {
+    if write::upgrade(&ctx.index_dir, &observer)? {
         ctx.note(&format!(
             "{}: upgraded to index format {}",
             ctx.index_dir.display(),

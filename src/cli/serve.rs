@@ -10,10 +10,10 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use papers::indexing::IndexRequest;
 use papers::search::Searcher;
 use papers::serve::{Limits, DEFAULT_PORT};
-use papers::watch::Watcher;
+use papers::write::watch::Watcher;
+use papers::write::IndexRequest;
 
 use super::{Context, ModelArgs};
 
@@ -157,11 +157,11 @@ pub fn watch(ctx: &Context, args: WatchArgs) -> Result<()> {
                     // A file indexed before and changed since: the records
                     // of its older version it no longer holds go.
                     for path in ready.iter().filter(|p| watcher.seen_before(p)) {
-                        let dropped = papers::indexing::drop_superseded(
+                        let dropped = papers::write::drop_superseded(
                             &ctx.index_dir,
                             path,
                             &request.fields,
-                            &papers::indexing::Quiet,
+                            &papers::write::Quiet,
                         );
                         match dropped {
                             Ok(0) => {}

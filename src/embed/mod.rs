@@ -167,6 +167,19 @@ pub struct ModelChoice {
     pub announce: bool,
 }
 
+/// The model an index was built with, which a model loaded for it must
+/// match: the index's directory (for the error), its model id and the
+/// SHA-256 of its weights.
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltWith<'a> {
+    /// The index directory.
+    pub dir: &'a std::path::Path,
+    /// The model id it was built with.
+    pub model: &'a str,
+    /// The SHA-256 of those weights.
+    pub weights_sha256: &'a str,
+}
+
 /// A model ready to embed, with the files it came from and what it stamps
 /// on an index.
 pub struct LoadedModel {
@@ -198,21 +211,20 @@ impl ModelChoice {
     /// for the hint of a mismatch.
     pub fn load(
         &self,
-        index: Option<(&std::path::Path, &crate::index::Manifest)>,
+        index: Option<BuiltWith<'_>>,
         rebuild: &dyn Fn(&str) -> String,
         note: &dyn Fn(&str),
     ) -> Result<LoadedModel> {
-        let manifest = index.map(|(_, m)| m);
-        let files = source::resolve(&self.spec(manifest.map(|m| m.model.as_str())))?;
+        let files = source::resolve(&self.spec(index.as_ref().map(|i| i.model)))?;
         if self.announce || files.origin.fetched() {
             note(&files.describe());
         }
         let weights_sha256 = files.weights_sha256()?;
-        if let Some((dir, manifest)) = index {
-            if manifest.weights_sha256 != weights_sha256 {
+        if let Some(index) = index {
+            if index.weights_sha256 != weights_sha256 {
                 return Err(crate::Error::model_mismatch(
-                    dir,
-                    manifest,
+                    index.dir,
+                    (index.model, index.weights_sha256),
                     &files.model,
                     &weights_sha256,
                     rebuild,
@@ -235,10 +247,23 @@ impl ModelChoice {
     }
 }
 
+/// What the vectors of an index mean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelStamp {
+    /// Model id.
+    pub model: String,
+    /// SHA-256 of its weights.
+    pub weights_sha256: String,
+    /// Vector length.
+    pub dimension: usize,
+    /// Truncation length in word pieces.
+    pub max_seq_length: usize,
+}
+
 impl LoadedModel {
     /// What this model stamps on an index it writes.
-    pub fn stamp(&self) -> crate::index::ModelStamp {
-        crate::index::ModelStamp {
+    pub fn stamp(&self) -> ModelStamp {
+        ModelStamp {
             model: self.files.model.clone(),
             weights_sha256: self.weights_sha256.clone(),
             dimension: self.embedder.dimension(),

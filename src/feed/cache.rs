@@ -20,8 +20,6 @@
 
 use std::path::PathBuf;
 
-use sha2::{Digest, Sha256};
-
 use super::ranker::Learnt;
 use super::svm::Linear;
 use super::words::Words;
@@ -30,7 +28,7 @@ use crate::index::Index;
 /// The cache key of the profile of a tag whose papers are `marks` (full
 /// ids with liked or not) on `index`, trained by `ranker`.
 pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
-    let mut hash = Sha256::new();
+    let mut hash = crate::digest::Hasher::default();
     let state = index.state();
     for part in [
         ranker,
@@ -43,16 +41,15 @@ pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
         &state.rows.to_string(),
         &super::ranker::BACKGROUND.to_string(),
     ] {
-        hash.update(part.as_bytes());
-        hash.update([0]);
+        hash.part(part.as_bytes());
     }
     let mut marks = marks.to_vec();
     marks.sort();
     for (id, liked) in marks {
         hash.update(id.as_bytes());
-        hash.update([liked as u8]);
+        hash.update(&[liked as u8]);
     }
-    crate::embed::source::hex(&hash.finalize())
+    hash.finish()
 }
 
 fn path(key: &str) -> Option<PathBuf> {

@@ -18,10 +18,10 @@ use super::tags::{entry_id, known, summaries};
 use super::words;
 use crate::error::{Error, Result};
 use crate::evidence;
+use crate::hit::{Found, Hit};
 use crate::index::Index;
 use crate::lexical::Analysis;
 use crate::paper::Paper;
-use crate::search::{Found, Hit};
 
 /// What to rank, and how many to keep.
 #[derive(Clone, Debug, Default)]

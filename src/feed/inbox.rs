@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::index::db::Db;
 use crate::index::reading::ReadingState;
 use crate::index::Index;
-use crate::indexing::{lock_index, Observer};
+use crate::write::{lock_index, Observer};
 
 /// What a `mark` did.
 #[derive(Clone, Debug, PartialEq, Eq)]

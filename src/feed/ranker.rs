@@ -234,7 +234,7 @@ impl Trained {
         match self.ranker {
             Ranker::MeanLiked | Ranker::MeanDifference | Ranker::Rocchio => papers
                 .iter()
-                .map(|v| svm::dot(&self.direction, v))
+                .map(|v| crate::vector::dot(&self.direction, v))
                 .collect(),
             Ranker::NearestLiked => papers.iter().map(|v| self.nearest(v).1).collect(),
             Ranker::LikedSvm | Ranker::ArxivSanity => {
@@ -245,7 +245,7 @@ impl Trained {
                 let meaning = standardise(
                     papers
                         .iter()
-                        .map(|v| svm::dot(&self.direction, v))
+                        .map(|v| crate::vector::dot(&self.direction, v))
                         .collect(),
                 );
                 match (&self.terms, words) {
@@ -270,7 +270,7 @@ impl Trained {
         self.liked
             .iter()
             .enumerate()
-            .map(|(i, l)| (i, svm::dot(l, v)))
+            .map(|(i, l)| (i, crate::vector::dot(l, v)))
             .fold(
                 (0, f32::NEG_INFINITY),
                 |best, x| {

@@ -8,6 +8,8 @@
 //! Deterministic: examples are visited in an order shuffled by a fixed
 //! seed, so the same examples always give the same weights.
 
+use crate::vector::dot;
+
 /// One training example: a vector, its label (+1 or -1) and its cost.
 pub struct Example<'a> {
     /// The features.
@@ -86,11 +88,6 @@ pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
         }
     }
     Linear { w, b }
-}
-
-/// The dot product.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Fisher-Yates with a xorshift generator.

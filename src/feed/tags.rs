@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::index::db::Db;
 use crate::index::tags::{validate_name, TagEntry};
 use crate::index::Index;
-use crate::indexing::{lock_index, Observer};
+use crate::write::{lock_index, Observer};
 
 /// One tag and what it holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

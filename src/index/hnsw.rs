@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use hnsw_rs::prelude::{Distance, Hnsw};
 
 pub use super::graph::Graph;
+use crate::vector::dot;
 
 /// Links per node per layer (twice as many at layer 0).
 const MAX_CONNECTIONS: usize = 16;
@@ -42,63 +43,6 @@ impl Distance<f32> for ClampedDot {
     fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
         (1.0 - dot(a, b)).max(0.0)
     }
-}
-
-/// The dot product, with AVX2 and FMA where the processor has them (checked
-/// once), else in eight independent sums that the compiler turns into
-/// vector instructions (one running sum cannot be reordered).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static FMA: OnceLock<bool> = OnceLock::new();
-        if *FMA.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
-        {
-            // SAFETY: the processor was just found to have both features.
-            return unsafe { dot_fma(a, b) };
-        }
-    }
-    dot_portable(a, b)
-}
-
-fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
-    let mut sums = [0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f32 = a8
-        .remainder()
-        .iter()
-        .zip(b8.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a8.zip(b8) {
-        for i in 0..8 {
-            sums[i] += x[i] * y[i];
-        }
-    }
-    sums.iter().sum::<f32>() + rest
-}
-
-/// [`dot_portable`] compiled for AVX2 and FMA: two 8-lane fused sums.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_fma(a: &[f32], b: &[f32]) -> f32 {
-    use std::arch::x86_64::*;
-    let n = a.len().min(b.len());
-    let (mut s0, mut s1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-    let mut i = 0;
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n, the length of both slices.
-        unsafe {
-            let (pa, pb) = (a.as_ptr().add(i), b.as_ptr().add(i));
-            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa), _mm256_loadu_ps(pb), s0);
-            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(8)), _mm256_loadu_ps(pb.add(8)), s1);
-        }
-        i += 16;
-    }
-    let mut lanes = [0f32; 8];
-    // SAFETY: `lanes` holds 8 floats.
-    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), _mm256_add_ps(s0, s1)) };
-    lanes.iter().sum::<f32>() + dot_portable(&a[i..n], &b[i..n])
 }
 
 impl Graph {
@@ -235,22 +179,6 @@ mod tests {
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.into_iter().take(k).map(|(i, _)| i).collect()
-    }
-
-    #[test]
-    fn the_fast_dot_agrees_with_a_plain_sum() {
-        let v = random_unit_vectors(3, 2, 385);
-        let (a, b) = v.split_at(385);
-        let plain: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        for len in [0, 7, 16, 33, 384, 385] {
-            let plain_len: f32 = a[..len].iter().zip(&b[..len]).map(|(x, y)| x * y).sum();
-            assert!(
-                (dot(&a[..len], &b[..len]) - plain_len).abs() < 1e-5,
-                "length {len}"
-            );
-            assert!((dot_portable(&a[..len], &b[..len]) - plain_len).abs() < 1e-5);
-        }
-        assert!((dot(a, a) - 1.0).abs() < 1e-5 && (dot(a, b) - plain).abs() < 1e-5);
     }
 
     #[test]

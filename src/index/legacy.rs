@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
-use crate::embed::source::hex;
 use crate::error::{Error, Result};
 use crate::paper::Paper;
 
@@ -119,7 +117,7 @@ pub fn read_checked(path: &Path, entry: Option<&FileEntry>) -> Result<Vec<u8>> {
             format!("{} bytes, expected {}", bytes.len(), entry.bytes),
         ));
     }
-    if hex(&Sha256::digest(&bytes)) != entry.sha256 {
+    if crate::digest::sha256(&bytes) != entry.sha256 {
         return Err(Error::corrupt(
             path,
             "contents do not match the manifest's checksum",

@@ -70,12 +70,31 @@ pub fn version(dir: &Path) -> Result<(u32, String)> {
 /// The SHA-256 (hex) of the compact JSON of `value`: what a manifest's
 /// `checksum` is, over the manifest without it.
 pub fn checksum_of(value: &serde_json::Value) -> String {
-    use sha2::{Digest, Sha256};
     let json = serde_json::to_vec(value).expect("JSON serialises");
-    crate::embed::source::hex(&Sha256::digest(json))
+    crate::digest::sha256(&json)
 }
 
 impl Manifest {
+    /// The model this index (in `dir`) was built with, as a model loaded
+    /// for it must match.
+    pub fn built_with<'a>(&'a self, dir: &'a Path) -> crate::embed::BuiltWith<'a> {
+        crate::embed::BuiltWith {
+            dir,
+            model: &self.model,
+            weights_sha256: &self.weights_sha256,
+        }
+    }
+
+    /// The model this index was built with, as a writer stamps it.
+    pub fn stamp(&self) -> crate::embed::ModelStamp {
+        crate::embed::ModelStamp {
+            model: self.model.clone(),
+            weights_sha256: self.weights_sha256.clone(),
+            dimension: self.dimension,
+            max_seq_length: self.max_seq_length,
+        }
+    }
+
     /// Reads and checks `dir/manifest.json`; an index of another format
     /// is an error ([`Error::IndexVersion`], or [`Error::IndexUpgrade`] for
     /// one this build converts).

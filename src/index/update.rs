@@ -9,7 +9,6 @@ use std::path::Path;
 
 use super::commit::{Appender, NewRecord, Target};
 use super::db::{Db, State};
-use super::manifest::Manifest;
 use super::Index;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
@@ -48,30 +47,7 @@ impl IndexLock {
     }
 }
 
-/// What the vectors of an index mean.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelStamp {
-    /// Model id.
-    pub model: String,
-    /// SHA-256 of its weights.
-    pub weights_sha256: String,
-    /// Vector length.
-    pub dimension: usize,
-    /// Truncation length in word pieces.
-    pub max_seq_length: usize,
-}
-
-impl ModelStamp {
-    /// The stamp recorded in an existing manifest.
-    pub fn of(manifest: &Manifest) -> ModelStamp {
-        ModelStamp {
-            model: manifest.model.clone(),
-            weights_sha256: manifest.weights_sha256.clone(),
-            dimension: manifest.dimension,
-            max_seq_length: manifest.max_seq_length,
-        }
-    }
-}
+pub use crate::embed::ModelStamp;
 
 /// Counts for the summary line of `papers index`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -254,7 +254,7 @@ fn run(
                 tag,
                 &liked,
                 &disliked,
-                &crate::writer::Quiet,
+                &crate::write::Quiet,
             )?;
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
@@ -266,7 +266,7 @@ fn run(
                 searcher.dir(),
                 tag,
                 &p.ids("ids", true)?,
-                &crate::writer::Quiet,
+                &crate::write::Quiet,
             )?;
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
@@ -278,7 +278,7 @@ fn run(
                 searcher.dir(),
                 state,
                 &crate::feed::Marked::Ids(p.ids("ids", true)?),
-                &crate::writer::Quiet,
+                &crate::write::Quiet,
             )?;
             searcher.refresh_now();
             Ok(structured(&objects::Marked::from(&change), Vec::new()))

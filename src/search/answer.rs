@@ -10,8 +10,8 @@ use std::path::Path;
 use crate::embed::{BertEmbedder, Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::evidence;
+use crate::hint::{rebuild_command, source_dirs};
 use crate::index::{Index, Manifest};
-use crate::indexing::{rebuild_command, source_dirs};
 use crate::paper::sentences;
 
 use super::found::{Annotations, Found, Results};
@@ -101,7 +101,9 @@ pub(crate) fn load_for(
         let sources = index.map(source_dirs).unwrap_or_default();
         rebuild_command(dir, model, &sources)
     };
-    Ok(choice.load(Some((dir, manifest)), &rebuild, note)?.embedder)
+    Ok(choice
+        .load(Some(manifest.built_with(dir)), &rebuild, note)?
+        .embedder)
 }
 
 /// Answers `query` on `index`; `model` must be given unless the mode is

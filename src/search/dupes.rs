@@ -122,7 +122,7 @@ pub fn near_duplicates(
                 let va = index.mapped_vector(a).into_owned();
                 let mut text_a: Option<String> = None;
                 for &b in &live[i + 1..] {
-                    let score = super::rank::dot(&va, &index.mapped_vector(b));
+                    let score = crate::vector::dot(&va, &index.mapped_vector(b));
                     // A score that is not a number, or out of range, is
                     // damage, reported by `sane` rather than ranked.
                     if score.is_finite() && (score < min_score || !best.admits(a, b, score)) {

@@ -7,18 +7,9 @@ use std::path::PathBuf;
 
 use super::dupes::Dupe;
 use super::options::{Mode, Strategy};
-use super::rank::Hit;
+pub use crate::hit::Found;
 use crate::index::Manifest;
 use crate::paper::Paper;
-
-/// One hit and its record.
-#[derive(Clone, Debug)]
-pub struct Found {
-    /// Where it ranked and by what score.
-    pub hit: Hit,
-    /// The record.
-    pub paper: Paper,
-}
 
 /// What a list of hits is printed with, besides the hits themselves.
 #[derive(Clone, Debug, Default)]

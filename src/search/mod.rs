@@ -26,7 +26,7 @@ pub use answer::{paragraphs, Query};
 pub use dupes::{near_duplicates, Dupe};
 pub use found::{Annotations, Found, Info, Pair, Results, Sort};
 pub use options::{DateRange, Fusion, Mode, Scope, SearchOptions, Strategy, FUSION_DEPTH};
-pub use rank::{combine, dot, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
+pub use rank::{combine, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
 pub use retrieve::{
     resolve_strategy, search_text, similar, similar_to_set, strategy_for, QUANTIZED_FROM,
 };

@@ -7,47 +7,8 @@ use std::collections::HashMap;
 
 use super::options::{Mode, SearchOptions};
 use super::relevance;
-
-/// A record's place in one ranking.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ranked {
-    /// 1-based rank in that ranking.
-    pub rank: usize,
-    /// The ranking's score: cosine for semantic, BM25 for lexical.
-    pub score: f32,
-}
-
-/// One result: a record's position in the index, the score it was ranked
-/// by, and where it stood in each ranking that was used.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Hit {
-    /// Position of the record (records are stored in id order).
-    pub row: usize,
-    /// The score results are ordered by: cosine similarity (semantic),
-    /// BM25 (lexical) or the fused reciprocal-rank score (hybrid).
-    pub score: f32,
-    /// Its place in the semantic ranking, when that was used.
-    pub semantic: Option<Ranked>,
-    /// Its place in the lexical ranking, when that was used and it matched.
-    pub lexical: Option<Ranked>,
-}
-
-impl Hit {
-    /// A hit with no per-ranking detail.
-    pub fn new(row: usize, score: f32) -> Hit {
-        Hit {
-            row,
-            score,
-            semantic: None,
-            lexical: None,
-        }
-    }
-}
-
-/// Dot product; vectors are unit length, so this is the cosine.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+pub use crate::hit::{Hit, Ranked};
+use crate::vector::dot;
 
 /// Scores every row of `vectors` against `query`, skipping the rows in
 /// `exclude`.

@@ -9,9 +9,10 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::options::{Mode, SearchOptions, Strategy};
-use super::rank::{combine, dot, rank, top_k, top_k_chunks, Hit};
+use super::rank::{combine, rank, top_k, top_k_chunks, Hit};
 use crate::error::{Error, Result};
 use crate::index::{rows, Index};
+use crate::vector::dot;
 
 /// Smallest candidate list of a walk through one stored graph (at most
 /// 131,072 rows): on the million-record collection of `bench/scale.sh`, in 8

@@ -70,7 +70,7 @@ pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
             searcher.dir(),
             state,
             &crate::feed::Marked::Ids(ids),
-            &crate::writer::Quiet,
+            &crate::write::Quiet,
         )?;
         searcher.refresh_now();
         Ok(json::mark_object(&change))

@@ -405,7 +405,7 @@ fn a_dump_of_20000_paragraphs_is_indexed() {
 
 #[test]
 fn a_stopped_run_keeps_the_batches_it_finished() {
-    use papers::indexing::{self, IndexRequest, Observer};
+    use papers::write::{self, IndexRequest, Observer};
     use std::ops::ControlFlow;
     /// Stops once `self.0` records are embedded, as Ctrl-C does.
     struct StopAfter(usize);
@@ -434,7 +434,7 @@ fn a_stopped_run_keeps_the_batches_it_finished() {
         ..Default::default()
     };
     // The stop comes during the second batch of 10, which is dropped.
-    let stopped = indexing::index(dir.path(), &request, &StopAfter(15)).unwrap_err();
+    let stopped = write::index(dir.path(), &request, &StopAfter(15)).unwrap_err();
     let kept = match &stopped {
         papers::Error::IndexingStopped { added, records } => {
             assert_eq!((*added, *records), (10, 10));
@@ -448,7 +448,7 @@ fn a_stopped_run_keeps_the_batches_it_finished() {
     ));
     // What was kept is a whole index; the next run adds the rest.
     assert_eq!(info(dir.path()).records, kept);
-    let report = indexing::index(dir.path(), &request, &indexing::Quiet).unwrap();
+    let report = write::index(dir.path(), &request, &write::Quiet).unwrap();
     assert_eq!((report.added, report.records), (27 - kept, 27));
 }
 

@@ -332,7 +332,7 @@ fn graph_and_int8_search_agree_with_the_exact_scan_on_the_seeds() {
             let got = papers::search::similar(&index, row, &with(strategy)).unwrap();
             // Both rescore exactly, so shared hits score alike.
             for hit in &got {
-                let exact = papers::search::dot(&index.vector(row), &index.vector(hit.row));
+                let exact = papers::vector::dot(&index.vector(row), &index.vector(hit.row));
                 assert!((hit.score - exact).abs() < 1e-6);
             }
             wanted += truth.len();

@@ -4,18 +4,16 @@
 //! new generation. The binary, the benchmarks and the library example all
 //! call these functions, so they all build the same index.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::request::{lock_index, open_for_writing, IndexRequest, Observer, Pipeline};
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
+use crate::hint::{joined, rebuild_command};
 use crate::index::ownership::Folder;
-use crate::index::{Index, ModelStamp, Update, UpdateReport};
-pub use crate::writer::{
-    lock_index, open_for_writing, rebuild_command, IndexRequest, Observer, Pipeline, Quiet,
-    VERIFY_COSINE, VERIFY_SAMPLE,
-};
+use crate::index::{Index, Update, UpdateReport};
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
 /// content hash is new are embedded, and a run with nothing new loads no
@@ -23,7 +21,7 @@ pub use crate::writer::{
 pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Result<UpdateReport> {
     let started = Instant::now();
     if request.embeddings {
-        return crate::import::import(dir, request, observer);
+        return super::import::import(dir, request, observer);
     }
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
@@ -75,7 +73,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             Some(loading) if manifest.is_none() => loading.finish(&|m| observer.note(m))?,
             _ => request
                 .model
-                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+                .load(manifest.map(|m| m.built_with(dir)), &rebuild, &|m| {
+                    observer.note(m)
+                })?,
         };
         let stamp = model.stamp();
         // The database rows and lexical segments are written while the
@@ -122,7 +122,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             records,
         });
     }
-    let stamp = ModelStamp::of(manifest.expect("an index with nothing to embed"));
+    let stamp = manifest.expect("an index with nothing to embed").stamp();
     if update.is_noop() {
         // Still a run, that added nothing.
         if let Some(index) = &existing {
@@ -141,124 +141,6 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     update.commit(dir, &stamp)
 }
 
-/// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
-/// from the index at `dir` and commits the rest, remembering them so that
-/// indexing keeps them out (see [`crate::index::removed`]); no model is
-/// needed. Returns the report and the records removed.
-pub fn remove(
-    dir: &Path,
-    ids: &[String],
-    observer: &dyn Observer,
-) -> Result<(UpdateReport, Vec<crate::paper::Paper>)> {
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let rows = resolve_all(&index, ids)?;
-    let papers = rows
-        .iter()
-        .map(|&row| index.paper(row))
-        .collect::<Result<Vec<_>>>()?;
-    let report = Update::remove(&index, &rows)?.commit(dir, &ModelStamp::of(index.manifest()))?;
-    Ok((report, papers))
-}
-
-/// Drops the records that came only from `path` and that it no longer
-/// holds: after a file that was indexed changed and was indexed again
-/// (`papers watch`), the records of its older version (a download cut off
-/// mid-abstract) do not stay beside the new ones. Returns how many went.
-pub fn drop_superseded(
-    dir: &Path,
-    path: &Path,
-    fields: &crate::input::Fields,
-    observer: &dyn Observer,
-) -> Result<usize> {
-    let now: std::collections::HashSet<crate::paper::PaperId> =
-        Corpus::load_with(&[path.to_path_buf()], fields)?
-            .papers
-            .iter()
-            .map(|p| p.id)
-            .collect();
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let shown = path.display().to_string();
-    let mut gone = Vec::new();
-    index.for_each_paper(|row, paper| {
-        let only_here = paper.sources.iter().all(|s| s.path == shown);
-        if only_here && !paper.sources.is_empty() && !now.contains(&paper.id) {
-            gone.push(row);
-        }
-        Ok(())
-    })?;
-    if gone.is_empty() {
-        return Ok(0);
-    }
-    gone.sort_unstable();
-    Update::supersede(&index, &gone)?.commit(dir, &ModelStamp::of(index.manifest()))?;
-    Ok(gone.len())
-}
-
-/// The distinct rows `ids` name, in row order; the first id that names
-/// nothing is the error.
-pub fn resolve_all(index: &Index, ids: &[String]) -> Result<Vec<usize>> {
-    let mut rows = ids
-        .iter()
-        .map(|id| index.resolve(id))
-        .collect::<Result<Vec<_>>>()?;
-    rows.sort_unstable();
-    rows.dedup();
-    Ok(rows)
-}
-
-/// Forgets the removals `ids` name (full ids, unique prefixes of at
-/// least four digits, or arXiv ids, among the removed papers), so that the
-/// next `papers index` of their input brings them back. Returns the
-/// records whose removal was forgotten.
-pub fn unremove(
-    dir: &Path,
-    ids: &[String],
-    observer: &dyn Observer,
-) -> Result<Vec<crate::paper::Paper>> {
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let removals = index.db().removals()?;
-    let mut chosen: Vec<crate::paper::Paper> = Vec::new();
-    for id in ids {
-        let wanted = crate::input::id_in_page_url(id);
-        let arxiv = crate::input::arxiv_id(wanted);
-        let matches: Vec<&crate::paper::Paper> = removals
-            .iter()
-            .map(|r| &r.paper)
-            .filter(|p| match &arxiv {
-                Some(a) => p.arxiv_id() == Some(a.as_str()),
-                None => wanted.len() >= 4 && p.id.hex().starts_with(&wanted.to_ascii_lowercase()),
-            })
-            .collect();
-        match matches.as_slice() {
-            [] => {
-                return Err(Error::InvalidArgument {
-                    name: "--undo".into(),
-                    reason: format!(
-                        "`{id}` names no removed paper (`papers remove --list` lists them)"
-                    ),
-                })
-            }
-            [paper] => {
-                if !chosen.iter().any(|c| c.id == paper.id) {
-                    chosen.push((*paper).clone());
-                }
-            }
-            many => {
-                return Err(Error::AmbiguousId {
-                    prefix: id.clone(),
-                    candidates: many.iter().map(|p| p.id.hex()).collect(),
-                })
-            }
-        }
-    }
-    let full: Vec<String> = chosen.iter().map(|p| p.id.hex()).collect();
-    crate::index::db::Db::open(index.data_dir(), true)?.unremove(&full)?;
-    Ok(chosen)
-}
-
 /// Converts the format-2 index at `dir` to the current format, under the
 /// writer lock; false when it already is current.
 pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
@@ -269,33 +151,6 @@ pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
         Index::open(dir)?;
     }
     Ok(upgraded)
-}
-
-/// Input paths joined for a message.
-pub(crate) fn joined(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The folders an index's records came from, sorted: what a rebuild hint
-/// names when the original command line is not at hand.
-pub fn source_dirs(index: &Index) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let _ = index.for_each_paper(|_, paper| {
-        dirs.extend(paper.sources.iter().map(|s| {
-            Path::new(&s.path)
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from(&s.path), Path::to_path_buf)
-        }));
-        Ok(())
-    });
-    dirs.sort();
-    dirs.dedup();
-    dirs
 }
 
 /// Embeds the texts of new records, with the windows of those too long for

@@ -1,5 +1,5 @@
-//! What every writing use case shares ([`crate::indexing`] and
-//! [`crate::import`]): what is asked ([`IndexRequest`]), who hears about
+//! What every writing use case shares ([`index`](super::index()) and
+//! [`import`](super::import())): what is asked ([`IndexRequest`]), who hears about
 //! it ([`Observer`]), and the writer lock with the index opened under it.
 
 use std::ops::ControlFlow;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::corpus::Skipped;
 use crate::embed::ModelChoice;
 use crate::error::{Error, Result};
+use crate::hint::rebuild_command;
 use crate::index::ownership::Folder;
 use crate::index::{Index, IndexLock};
 use crate::input::Fields;
@@ -136,7 +137,13 @@ pub fn open_for_writing(
     {
         if &manifest.model != asked {
             let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
-            return Err(Error::model_mismatch(dir, manifest, asked, "?", &rebuild));
+            return Err(Error::model_mismatch(
+                dir,
+                (&manifest.model, &manifest.weights_sha256),
+                asked,
+                "?",
+                &rebuild,
+            ));
         }
     }
     let kept_out = match &existing {
@@ -169,18 +176,4 @@ fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
             dir.display()
         ))
     })
-}
-
-/// The command that rebuilds the index at `dir` from `paths` with `model`,
-/// for hints.
-pub fn rebuild_command(dir: &Path, model: &str, paths: &[PathBuf]) -> String {
-    let mut command = format!(
-        "papers --index {} index --rebuild --model {model}",
-        dir.display()
-    );
-    for path in paths {
-        command.push(' ');
-        command.push_str(&path.display().to_string());
-    }
-    command
 }

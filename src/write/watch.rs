@@ -8,7 +8,7 @@
 //! taken as it is once it has not changed for [`Watcher::patience`].
 //! Each folder is visited once however many links lead to it, and each
 //! file is read once however many names it has. The indexing itself is
-//! [`crate::indexing::index`]'s, with its lock and crash safety; this
+//! [`crate::write::index()`]'s, with its lock and crash safety; this
 //! module only decides what to hand it.
 
 use std::collections::{HashMap, HashSet};

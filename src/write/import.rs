@@ -12,11 +12,12 @@ use crate::corpus::Skipped;
 use crate::embed::Embedder as _;
 use crate::error::{Error, Result};
 use crate::index::import::Batch;
-use crate::index::{Index, ModelStamp, UpdateReport};
+use crate::index::{Index, UpdateReport};
 use crate::input::stream::Stream;
 use crate::input::Paragraph;
 use crate::paper::{Paper, Source};
-use crate::writer::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
+use crate::vector::unit;
+use crate::write::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
 
 /// Imports the records of `request.paths` with their vectors into `dir`.
 /// A failed import into a folder that did not exist leaves no folder.
@@ -50,21 +51,23 @@ fn import_into(
     for s in &skipped {
         observer.skipped(s);
     }
-    let (_lock, existing, kept_out) = crate::writer::open_for_writing(dir, request, observer)?;
+    let (_lock, existing, kept_out) = crate::write::open_for_writing(dir, request, observer)?;
     let manifest = existing.as_ref().map(Index::manifest);
     // The model: needed for the check, and for the stamp of a new index.
     let model = if request.no_verify && manifest.is_some() {
         None
     } else {
-        let rebuild = |model: &str| crate::writer::rebuild_command(dir, model, &request.paths);
+        let rebuild = |model: &str| crate::hint::rebuild_command(dir, model, &request.paths);
         Some(
             request
                 .model
-                .load(manifest.map(|m| (dir, m)), &rebuild, &|m| observer.note(m))?,
+                .load(manifest.map(|m| m.built_with(dir)), &rebuild, &|m| {
+                    observer.note(m)
+                })?,
         )
     };
     let (stamp, against) = match (manifest, &model) {
-        (Some(m), _) => (ModelStamp::of(m), format!("the index {}", m.dimension)),
+        (Some(m), _) => (m.stamp(), format!("the index {}", m.dimension)),
         (None, Some(model)) => (
             model.stamp(),
             format!("{} {}", model.files.model, model.embedder.dimension()),
@@ -98,7 +101,7 @@ fn import_into(
         })
         .map_err(|e| match e {
             Error::NothingKept { removed, .. } => Error::NothingKept {
-                paths: crate::indexing::joined(&request.paths),
+                paths: crate::hint::joined(&request.paths),
                 removed,
             },
             e => e,
@@ -250,7 +253,7 @@ impl Reader<'_> {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let ours = embedder.embed(&refs, &mut |_| ControlFlow::Continue(()))?;
             for (&i, ours) in sample.iter().zip(&ours) {
-                let cosine = crate::search::dot(&batch[i].1, ours);
+                let cosine = crate::vector::dot(&batch[i].1, ours);
                 if cosine.is_nan() || cosine < VERIFY_COSINE {
                     return Err(wrong(
                         lines[i],
@@ -265,33 +268,4 @@ impl Reader<'_> {
         }
         Ok(batch)
     }
-}
-
-/// `v` scaled to unit length: stored as the model's own are (search ranks
-/// by dot product), whatever the other tool did. The length is summed in
-/// f64, so values near f32's limits neither overflow to infinity nor
-/// vanish; a value that is not finite (JSON's `1e39` is infinite as f32),
-/// or a vector of zeros (or of values too small to have a direction in
-/// f32), is refused as that record's error.
-pub fn unit(v: &[f32]) -> std::result::Result<Vec<f32>, String> {
-    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-        return Err(format!(
-            "value {} of the embedding is {}, not a finite 32-bit number",
-            i + 1,
-            v[i]
-        ));
-    }
-    let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
-    if norm == 0.0 {
-        return Err("the embedding is all zeros".into());
-    }
-    let unit: Vec<f32> = v.iter().map(|&x| (f64::from(x) / norm) as f32).collect();
-    // Denormal inputs can lose their direction in the cast back to f32.
-    let back = unit.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>();
-    if (back - 1.0).abs() > 1e-3 {
-        return Err(format!(
-            "the embedding's values are too small to give a direction (length {norm:e})"
-        ));
-    }
-    Ok(unit)
 }

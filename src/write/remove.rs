@@ -1,0 +1,129 @@
+//! `papers remove`: records dropped from the index for good (and their
+//! removal forgotten with `--undo`), and the records a changed input no
+//! longer holds (`papers watch`). No model is needed: a removal commits
+//! the rest of the index as it is.
+
+use std::path::Path;
+
+use super::request::{lock_index, Observer};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::index::{Index, Update, UpdateReport};
+
+/// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
+/// from the index at `dir` and commits the rest, remembering them so that
+/// indexing keeps them out (see [`crate::index::removed`]); no model is
+/// needed. Returns the report and the records removed.
+pub fn remove(
+    dir: &Path,
+    ids: &[String],
+    observer: &dyn Observer,
+) -> Result<(UpdateReport, Vec<crate::paper::Paper>)> {
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let rows = resolve_all(&index, ids)?;
+    let papers = rows
+        .iter()
+        .map(|&row| index.paper(row))
+        .collect::<Result<Vec<_>>>()?;
+    let report = Update::remove(&index, &rows)?.commit(dir, &index.manifest().stamp())?;
+    Ok((report, papers))
+}
+
+/// Drops the records that came only from `path` and that it no longer
+/// holds: after a file that was indexed changed and was indexed again
+/// (`papers watch`), the records of its older version (a download cut off
+/// mid-abstract) do not stay beside the new ones. Returns how many went.
+pub fn drop_superseded(
+    dir: &Path,
+    path: &Path,
+    fields: &crate::input::Fields,
+    observer: &dyn Observer,
+) -> Result<usize> {
+    let now: std::collections::HashSet<crate::paper::PaperId> =
+        Corpus::load_with(&[path.to_path_buf()], fields)?
+            .papers
+            .iter()
+            .map(|p| p.id)
+            .collect();
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let shown = path.display().to_string();
+    let mut gone = Vec::new();
+    index.for_each_paper(|row, paper| {
+        let only_here = paper.sources.iter().all(|s| s.path == shown);
+        if only_here && !paper.sources.is_empty() && !now.contains(&paper.id) {
+            gone.push(row);
+        }
+        Ok(())
+    })?;
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    gone.sort_unstable();
+    Update::supersede(&index, &gone)?.commit(dir, &index.manifest().stamp())?;
+    Ok(gone.len())
+}
+
+/// The distinct rows `ids` name, in row order; the first id that names
+/// nothing is the error.
+pub fn resolve_all(index: &Index, ids: &[String]) -> Result<Vec<usize>> {
+    let mut rows = ids
+        .iter()
+        .map(|id| index.resolve(id))
+        .collect::<Result<Vec<_>>>()?;
+    rows.sort_unstable();
+    rows.dedup();
+    Ok(rows)
+}
+
+/// Forgets the removals `ids` name (full ids, unique prefixes of at
+/// least four digits, or arXiv ids, among the removed papers), so that the
+/// next `papers index` of their input brings them back. Returns the
+/// records whose removal was forgotten.
+pub fn unremove(
+    dir: &Path,
+    ids: &[String],
+    observer: &dyn Observer,
+) -> Result<Vec<crate::paper::Paper>> {
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let removals = index.db().removals()?;
+    let mut chosen: Vec<crate::paper::Paper> = Vec::new();
+    for id in ids {
+        let wanted = crate::input::id_in_page_url(id);
+        let arxiv = crate::input::arxiv_id(wanted);
+        let matches: Vec<&crate::paper::Paper> = removals
+            .iter()
+            .map(|r| &r.paper)
+            .filter(|p| match &arxiv {
+                Some(a) => p.arxiv_id() == Some(a.as_str()),
+                None => wanted.len() >= 4 && p.id.hex().starts_with(&wanted.to_ascii_lowercase()),
+            })
+            .collect();
+        match matches.as_slice() {
+            [] => {
+                return Err(Error::InvalidArgument {
+                    name: "--undo".into(),
+                    reason: format!(
+                        "`{id}` names no removed paper (`papers remove --list` lists them)"
+                    ),
+                })
+            }
+            [paper] => {
+                if !chosen.iter().any(|c| c.id == paper.id) {
+                    chosen.push((*paper).clone());
+                }
+            }
+            many => {
+                return Err(Error::AmbiguousId {
+                    prefix: id.clone(),
+                    candidates: many.iter().map(|p| p.id.hex()).collect(),
+                })
+            }
+        }
+    }
+    let full: Vec<String> = chosen.iter().map(|p| p.id.hex()).collect();
+    crate::index::db::Db::open(index.data_dir(), true)?.unremove(&full)?;
+    Ok(chosen)
+}
