@@ -74,7 +74,7 @@ fn main() -> papers::Result<()> {
         let relevant: Vec<usize> = q
             .relevant
             .iter()
-            .map(|prefix| index.resolve(prefix))
+            .map(|prefix| index.resolve(&papers::id::Wanted::parse(prefix)))
             .collect::<papers::Result<_>>()?;
         // The ranking with every hit listed (`--min-score 0`), then what
         // `papers search` answers by default: nothing for a query judged to

@@ -62,6 +62,7 @@ pub mod evidence;
 pub mod feed;
 pub mod hint;
 pub mod hit;
+pub mod id;
 pub mod index;
 pub mod input;
 pub mod lexical;

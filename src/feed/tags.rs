@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::id::Wanted;
 use crate::index::db::Db;
 use crate::index::tags::{validate_name, TagEntry};
 use crate::index::Index;
@@ -57,7 +58,7 @@ pub fn tag(
     let mut marks = Vec::new();
     for (ids, like) in [(liked, true), (disliked, false)] {
         for id in ids {
-            let paper = index.paper(index.resolve(id)?)?;
+            let paper = index.paper(index.resolve(&Wanted::parse(id))?)?;
             marks.push((paper.id.hex(), like));
         }
     }
@@ -84,7 +85,7 @@ pub fn untag(dir: &Path, name: &str, ids: &[String], observer: &dyn Observer) ->
     for id in ids {
         // A tagged paper that was removed since can still be untagged by
         // its full id or a prefix of it.
-        let hex = match index.resolve(id) {
+        let hex = match index.resolve(&Wanted::parse(id)) {
             Ok(row) => index.paper(row)?.id.hex(),
             Err(e) => match entries
                 .iter()

@@ -1,31 +1,9 @@
 //! A persistent index: records in SQLite, vectors in memory-mapped
 //! append-only files, BM25 postings in immutable segments.
 //!
-//! # On-disk format (version 3)
-//!
-//! ```text
-//! INDEX_DIR/
-//!   manifest.json      what the vectors mean: format version, model id,
-//!                      weights SHA-256, dimension, truncation; the data
-//!                      folder; a SHA-256 of the rest. Written atomically when
-//!                      the data folder is created (new index, --rebuild,
-//!                      upgrade from format 2), never by an update
-//!   lock               held by the one process writing the index
-//!   data-000002/
-//!     papers-data-folder  the marker: papers made this folder, and may
-//!                      remove it when a rebuild replaces it (see `ownership`)
-//!     papers.sqlite    the records, the per-file counts and the committed
-//!                      state (see `db`): the commit point of every update;
-//!                      write-ahead logging, so readers keep a snapshot
-//!     vectors.f32      little-endian f32 × dimension per row, appended
-//!     vectors.i8       per row an f32 scale and dimension × i8, appended
-//!     windows.f32      vectors of the text of long records past the model's
-//!                      truncation point: (u32 row, f32 × dimension), appended
-//!     lex-*.seg        BM25 segments over runs of rows (see `segment`)
-//!     graph-START-END.hnsw
-//!                      from 50,000 rows: HNSW graphs over runs of rows,
-//!                      written after the commit, a cache (see `graphs`)
-//! ```
+//! The files and what each holds are described once, in the design
+//! document's "On-disk format" (`docs/design.md`); the tables of the
+//! database in [`db`].
 //!
 //! A record's row is its place in the vector files, in the order records
 //! were added. Removing or replacing a record marks its row dead; the
@@ -45,6 +23,7 @@
 //! an index small enough for it to cost no more than a few milliseconds.
 
 pub mod bm25;
+mod check;
 pub mod commit;
 pub mod db;
 pub mod files;
@@ -53,6 +32,7 @@ pub mod graphs;
 pub mod hnsw;
 pub mod import;
 pub mod legacy;
+mod lookup;
 pub mod manifest;
 pub mod ownership;
 pub mod reading;
@@ -75,9 +55,8 @@ pub use update::{IndexLock, ModelStamp, Update, UpdateReport};
 pub use upgrade::upgrade;
 
 use crate::error::{Error, Result};
-use crate::paper::{validate_prefix, Paper, PaperId};
 use bm25::Lexical;
-use db::{Alias, Db, State};
+use db::{Db, State};
 use hnsw::Graph;
 use rows::RowFile;
 use segment::Segment;
@@ -279,57 +258,6 @@ impl Index {
         &self.dead
     }
 
-    /// The record at `row`.
-    pub fn paper(&self, row: usize) -> Result<Paper> {
-        self.db().paper(row)?.ok_or_else(|| {
-            Error::corrupt(
-                self.data.join(db::DATABASE),
-                format!("no record for row {row}"),
-            )
-        })
-    }
-
-    /// Every live record with its row, in id order.
-    pub fn papers(&self) -> Result<Vec<(usize, Paper)>> {
-        let mut all = Vec::with_capacity(self.len());
-        self.for_each_paper(|row, paper| {
-            all.push((row, paper));
-            Ok(())
-        })?;
-        Ok(all)
-    }
-
-    /// Calls `f` with every live record and its row, in id order.
-    pub fn for_each_paper(&self, f: impl FnMut(usize, Paper) -> Result<()>) -> Result<()> {
-        self.db().for_each(true, f)
-    }
-
-    /// The entries of `tag` (of every tag when `None`), as of this state.
-    pub fn tag_entries(&self, tag: Option<&str>) -> Result<Vec<tags::TagEntry>> {
-        self.db().tag_entries(tag)
-    }
-
-    /// The reader's marks (seen, read, saved), as of this state.
-    pub fn marks(&self) -> Result<Vec<reading::Mark>> {
-        self.db().marks()
-    }
-
-    /// The `papers index` runs that committed at or after `at` (Unix
-    /// seconds), oldest first.
-    pub fn runs_since(&self, at: u64) -> Result<Vec<runs::Run>> {
-        self.db().runs_since(at)
-    }
-
-    /// Live rows of records published within `since..=until` (`YYYYMMDD`).
-    pub fn rows_dated(&self, since: u32, until: u32) -> Result<std::collections::HashSet<usize>> {
-        self.db().rows_dated(since, until)
-    }
-
-    /// Records seen in each input file, for `info`.
-    pub fn file_counts(&self) -> Result<std::collections::BTreeMap<String, usize>> {
-        self.db().file_counts()
-    }
-
     /// The stored vector of the record at `row` (read, not mapped: see
     /// [`RowFile::read_row`]).
     pub fn vector(&self, row: usize) -> Vec<f32> {
@@ -365,83 +293,6 @@ impl Index {
             total += entries.flatten().map(|e| size(&e.path())).sum::<u64>();
         }
         total
-    }
-
-    /// The row of the record whose id starts with `prefix` (at least 4 hex
-    /// digits), whose arXiv id is `prefix`, or whose id in its JSON input
-    /// (a BEIR `_id`, an export's key) is exactly `prefix`; an error lists
-    /// the candidates when several ids match.
-    pub fn resolve(&self, prefix: &str) -> Result<usize> {
-        let prefix = crate::input::id_in_page_url(prefix);
-        let db = self.db();
-        // An input's own id is the most specific: it wins over a hex prefix
-        // that happens to spell it (BEIR's ids are decimal).
-        if !prefix.is_empty() {
-            if let Some(row) = db.row_by(Alias::SourceId, prefix)? {
-                return Ok(row);
-            }
-        }
-        // An arXiv id (from a JSON input) is an alias: `2405.01234`,
-        // optionally with `arXiv:` before it or a version after it.
-        if let Some(wanted) = crate::input::arxiv_id(prefix) {
-            return db
-                .row_by(Alias::Arxiv, &wanted)?
-                .ok_or_else(|| Error::UnknownId {
-                    id: prefix.to_string(),
-                });
-        }
-        // An input's own id typed in another case (`x1` for `X1`): looked
-        // for only when the text is no hex id, since it scans the column.
-        let wanted = match validate_prefix(prefix) {
-            Ok(wanted) => wanted,
-            Err(e) => {
-                return match db.row_by_source_id_ignoring_case(prefix)? {
-                    Some(row) => Ok(row),
-                    None => Err(e),
-                }
-            }
-        };
-        let matches = db.rows_with_prefix(&wanted, 11)?;
-        match matches.as_slice() {
-            [] if db
-                .removals()
-                .unwrap_or_default()
-                .iter()
-                .any(|r| r.paper.id.hex().starts_with(&wanted)) =>
-            {
-                Err(Error::Removed {
-                    id: prefix.to_string(),
-                })
-            }
-            [] => Err(Error::UnknownId {
-                id: prefix.to_string(),
-            }),
-            [(row, _)] => Ok(*row),
-            rows => Err(Error::AmbiguousId {
-                prefix: prefix.to_string(),
-                candidates: rows.iter().map(|(_, id)| id.clone()).collect(),
-            }),
-        }
-    }
-
-    /// The row of the live record with this arXiv id (without version).
-    pub fn resolve_arxiv(&self, arxiv: &str) -> Result<Option<usize>> {
-        self.db().row_by(Alias::Arxiv, arxiv)
-    }
-
-    /// How many records have no publication date.
-    pub fn undated(&self) -> Result<usize> {
-        self.db().undated()
-    }
-
-    /// The papers the reader removed, oldest first (see [`removed`]).
-    pub fn removals(&self) -> Result<Vec<removed::Removal>> {
-        self.db().removals()
-    }
-
-    /// The row of the record with exactly this id, if present.
-    pub fn row_of(&self, id: PaperId) -> Result<Option<usize>> {
-        self.db().row_of(id)
     }
 
     /// The lexical segments, opened on first use (their term tables are
@@ -498,125 +349,6 @@ impl Index {
     /// Whether stored graphs exist for this index (without loading them).
     pub fn has_stored_graphs(&self) -> bool {
         !graphs::tiling(&self.data, self.rows()).is_empty()
-    }
-
-    /// The full check: SQLite's integrity check, every record against its
-    /// id and row, the CRC-32 of every appended run, of the windows and of
-    /// every segment. The error names the first damaged file.
-    pub fn check(&self) -> Result<()> {
-        let db = self.db();
-        if let Some(problem) = db.integrity()? {
-            return Err(Error::corrupt(db.path(), problem));
-        }
-        let mut live = 0u64;
-        db.for_each(false, |row, paper| {
-            live += 1;
-            if PaperId::of(&paper.text) != paper.id || row >= self.rows() {
-                return Err(Error::corrupt(
-                    db.path(),
-                    format!("record {} does not match its text", paper.id),
-                ));
-            }
-            Ok(())
-        })?;
-        if live != self.state.live {
-            return Err(Error::corrupt(
-                db.path(),
-                "record count does not match the state",
-            ));
-        }
-        drop(db);
-        let d = self.manifest.dimension;
-        let mut next = 0;
-        for chunk in &self.state.chunks {
-            let range = |width: usize| {
-                chunk.start as usize * width..(chunk.start + chunk.rows) as usize * width
-            };
-            let ok = chunk.start == next
-                && crc32fast::hash(&self.vectors.bytes()[range(4 * d)]) == chunk.vectors_crc;
-            if !ok {
-                return Err(Error::corrupt(
-                    self.vectors.path(),
-                    "vectors do not match their checksums",
-                ));
-            }
-            let binary = &self.binary.bytes()[range(rows::binary_width(d))];
-            if crc32fast::hash(binary) != chunk.binary_crc {
-                return Err(Error::corrupt(
-                    self.binary.path(),
-                    "vectors do not match their checksums",
-                ));
-            }
-            if crc32fast::hash(&self.quantized.bytes()[range(4 + d)]) != chunk.quantized_crc {
-                return Err(Error::corrupt(
-                    self.quantized.path(),
-                    "vectors do not match their checksums",
-                ));
-            }
-            next = chunk.start + chunk.rows;
-        }
-        if next != self.state.rows {
-            return Err(Error::corrupt(
-                self.vectors.path(),
-                "rows without a checksum",
-            ));
-        }
-        self.check_unit_rows()?;
-        let width = 4 + 4 * d;
-        let windows = self.windows.bytes();
-        let all = self.state.windows as usize * width;
-        let mut ok = windows.len() >= all
-            && crc32fast::hash(&windows[..all]) == self.state.whole_windows_crc(width as u64);
-        let mut next = self
-            .state
-            .window_chunks
-            .first()
-            .map_or(self.state.windows, |c| c.start);
-        for chunk in &self.state.window_chunks {
-            let range = chunk.start as usize * width..(chunk.start + chunk.rows) as usize * width;
-            ok &= chunk.start == next
-                && windows.len() >= range.end
-                && crc32fast::hash(&windows[range]) == chunk.crc;
-            next = chunk.start + chunk.rows;
-        }
-        if !ok || next != self.state.windows {
-            return Err(Error::corrupt(
-                self.windows.path(),
-                "windows do not match their checksums",
-            ));
-        }
-        for segment in self.lexical()?.segments() {
-            segment.check_postings()?;
-        }
-        Ok(())
-    }
-}
-
-impl Index {
-    /// Every stored vector row is a unit vector: a row that is not (a value
-    /// that is not finite, a row of zeros, a length far from 1) would be
-    /// scored wrongly, or refused by search, so the check names it.
-    fn check_unit_rows(&self) -> Result<()> {
-        let d = self.manifest.dimension;
-        let bytes = self.vectors.bytes();
-        let rows = (self.state.rows as usize).min(bytes.len() / (4 * d));
-        for row in 0..rows {
-            let at = row * 4 * d;
-            let mut length = 0f64;
-            for value in bytes[at..at + 4 * d].chunks_exact(4) {
-                let x = f32::from_le_bytes([value[0], value[1], value[2], value[3]]);
-                length += f64::from(x) * f64::from(x);
-            }
-            if !length.is_finite() || (length - 1.0).abs() > 1e-2 {
-                return Err(Error::corrupt(
-                    self.vectors.path(),
-                    format!(
-                        "the vector at row {row} is not of unit length (squared length {length})"
-                    ),
-                ));
-            }
-        }
-        Ok(())
     }
 }
 

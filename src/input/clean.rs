@@ -1,60 +1,8 @@
 //! The rules every input format shares: the text of an abstract
-//! ([`clean`]), arXiv ids ([`arxiv_id`], normalised once, where a record is
-//! read), author names and lists.
+//! ([`clean`]), author names and lists. arXiv ids are normalised where a
+//! record is read, by [`crate::id::arxiv_id`].
 
 use serde_json::Value;
-
-/// The id in a paper's page address, as people paste them: arXiv's
-/// abstract or PDF page (`https://arxiv.org/abs/2405.01234v2`,
-/// `arxiv.org/pdf/2405.01234.pdf`) or Hugging Face's paper page; other
-/// text is returned as it is.
-pub fn id_in_page_url(text: &str) -> &str {
-    let text = text.trim();
-    let rest = text
-        .strip_prefix("https://")
-        .or_else(|| text.strip_prefix("http://"))
-        .unwrap_or(text);
-    let rest = rest.strip_prefix("www.").unwrap_or(rest);
-    ["arxiv.org/abs/", "arxiv.org/pdf/", "huggingface.co/papers/"]
-        .iter()
-        .find_map(|page| rest.strip_prefix(page))
-        .map(|id| {
-            let id = id.trim_end_matches('/');
-            id.strip_suffix(".pdf").unwrap_or(id)
-        })
-        .unwrap_or(text)
-}
-
-/// `2405.01234`, `2405.01234v2`, `arXiv:2405.01234` or an old-style
-/// `hep-th/9901001` as the bare id without version; `None` otherwise.
-pub fn arxiv_id(id: &str) -> Option<String> {
-    let id = id.trim();
-    let id = id
-        .strip_prefix("arXiv:")
-        .or_else(|| id.strip_prefix("arxiv:"))
-        .unwrap_or(id);
-    let unversioned = match id.rfind('v') {
-        Some(at)
-            if at > 0 && id[at + 1..].bytes().all(|b| b.is_ascii_digit()) && at + 1 < id.len() =>
-        {
-            &id[..at]
-        }
-        _ => id,
-    };
-    let new_style = unversioned.split_once('.').is_some_and(|(a, b)| {
-        a.len() == 4
-            && (4..=5).contains(&b.len())
-            && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
-    });
-    let old_style = unversioned.split_once('/').is_some_and(|(a, b)| {
-        !a.is_empty()
-            && a.bytes()
-                .all(|c| c.is_ascii_lowercase() || c == b'-' || c == b'.')
-            && b.len() == 7
-            && b.bytes().all(|c| c.is_ascii_digit())
-    });
-    (new_style || old_style).then(|| unversioned.to_string())
-}
 
 /// Author names from a list of strings or `{name}` objects, or from one
 /// string (`"A. One, B. Two and C. Three"`).
@@ -177,18 +125,6 @@ pub fn clean(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arxiv_ids_with_versions_and_old_style() {
-        assert_eq!(arxiv_id("2405.01234v3").as_deref(), Some("2405.01234"));
-        assert_eq!(arxiv_id("arXiv:0704.0001").as_deref(), Some("0704.0001"));
-        assert_eq!(
-            arxiv_id("hep-th/9901001v2").as_deref(),
-            Some("hep-th/9901001")
-        );
-        assert_eq!(arxiv_id("4983"), None);
-        assert_eq!(arxiv_id("W123.abc"), None);
-    }
 
     #[test]
     fn latex_is_cleaned_and_plain_text_only_respaced() {

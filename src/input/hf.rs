@@ -94,7 +94,7 @@ pub fn hf_entry(entry: &serde_json::Value) -> Option<Paragraph> {
     let date = |text: &str| crate::paper::parse_date(text).map(crate::paper::format_date);
     let authors = super::clean::authors(paper.get("authors"));
     let id = string(paper.get("id"));
-    let arxiv = super::clean::arxiv_id(id);
+    let arxiv = crate::id::arxiv_id(id);
     // Upvotes come as a number, or as a string in older dumps.
     let upvotes = paper.get("upvotes").and_then(|v| match v {
         Value::Number(n) => n.as_u64(),

@@ -12,9 +12,10 @@
 
 use serde_json::Value;
 
-use super::clean::{arxiv_id, authors, clean, list};
+use super::clean::{authors, clean, list};
 use super::fields::{Field, Fields};
 use super::{BadLine, Paragraph};
+use crate::id::arxiv_id;
 use crate::paper::Meta;
 
 /// Reads JSON Lines records. Blank lines are ignored; a line that is not a

@@ -15,7 +15,7 @@ pub mod jsonl;
 pub mod parquet;
 pub mod stream;
 
-pub use clean::{arxiv_id, clean, id_in_page_url};
+pub use clean::clean;
 pub use daily::{parse_dump, ParseError, HEADER};
 pub use fields::{Field, Fields};
 pub use file::read_input;

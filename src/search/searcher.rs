@@ -24,6 +24,7 @@ use super::options::SearchOptions;
 use super::retrieve;
 use crate::embed::{BertEmbedder, Embedder, ModelChoice};
 use crate::error::{Error, Result};
+use crate::id::Wanted;
 use crate::index::{manifest, Index};
 use crate::paper::Paper;
 
@@ -222,7 +223,7 @@ impl Searcher {
         let index = self.index();
         let resolve = |ids: &[String]| {
             ids.iter()
-                .map(|id| index.resolve(id))
+                .map(|id| index.resolve(&Wanted::parse(id)))
                 .collect::<Result<Vec<_>>>()
         };
         let (like, unlike) = (resolve(like)?, resolve(unlike)?);
@@ -249,7 +250,7 @@ impl Searcher {
     /// The record with this id (`papers show`).
     pub fn show(&self, id: &str) -> Result<Paper> {
         let index = self.index();
-        index.paper(index.resolve(id)?)
+        index.paper(index.resolve(&Wanted::parse(id))?)
     }
 
     /// Calls `f` with every live record, in id order (`papers list`).

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::request::{lock_index, Observer};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
+use crate::id::Wanted;
 use crate::index::{Index, Update, UpdateReport};
 
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
@@ -70,7 +71,7 @@ pub fn drop_superseded(
 pub fn resolve_all(index: &Index, ids: &[String]) -> Result<Vec<usize>> {
     let mut rows = ids
         .iter()
-        .map(|id| index.resolve(id))
+        .map(|id| index.resolve(&Wanted::parse(id)))
         .collect::<Result<Vec<_>>>()?;
     rows.sort_unstable();
     rows.dedup();
@@ -91,8 +92,10 @@ pub fn unremove(
     let removals = index.db().removals()?;
     let mut chosen: Vec<crate::paper::Paper> = Vec::new();
     for id in ids {
-        let wanted = crate::input::id_in_page_url(id);
-        let arxiv = crate::input::arxiv_id(wanted);
+        let Wanted {
+            text: wanted,
+            arxiv,
+        } = Wanted::parse(id);
         let matches: Vec<&crate::paper::Paper> = removals
             .iter()
             .map(|r| &r.paper)
