@@ -1,25 +1,13 @@
 //! papers: local semantic search over "Daily Papers" abstract dumps.
 //!
-//! The modules, from the ground up (a module uses only those above it in
-//! this list; `python3 bench/imports.py` checks that no two use each other):
-//!
-//! - Vocabulary: [`error`], [`date`], [`digest`], [`vector`] (the one dot
-//!   product), [`limits`], [`deadline`], [`paper`] (a record and its
-//!   content-hash id), [`hit`] (a record's place in a ranking), [`lexical`]
-//!   (how words are analysed, and the reference BM25).
-//! - Reading inputs: [`input`] reads every format (dumps, JSON, JSON Lines,
-//!   Parquet) into records; [`corpus`] walks input paths and deduplicates.
-//! - [`embed`]: sentence-transformer vectors with candle.
-//! - [`index`]: the storage: records in SQLite, vectors in memory-mapped
-//!   files, HNSW graphs and BM25 segments, each generation committed
-//!   atomically.
-//! - The use cases: [`write`](mod@write) (index, import, remove, watch: every change
-//!   to an index), [`search`] (every read command through one
-//!   [`Searcher`](search::Searcher)) with [`evidence`], and [`feed`] (the
-//!   daily papers ranked for a tag); [`hint`] words the commands a message
-//!   suggests.
-//! - The front ends: [`request`] (one request model), [`output`] (a table
-//!   for people, JSON for scripts), [`mcp`] and [`serve`], and the binary.
+//! The modules, in layers from the ground up, are mapped once in the
+//! design document (`docs/design.md`, "Module map"): the vocabulary
+//! ([`error`], [`paper`], [`hit`], [`vector`], ...), the inputs ([`input`],
+//! [`corpus`]), the model ([`embed`]), the storage ([`index`]), the use
+//! cases ([`write`](mod@write) for every change to an index,
+//! [`search`] for every read through one [`Searcher`](search::Searcher),
+//! [`feed`]) and the front ends ([`request`], [`output`], [`mcp`],
+//! [`serve`]).
 //!
 //! ```no_run
 //! use papers::embed::ModelChoice;

@@ -100,14 +100,7 @@ pub fn embed(ctx: &Context, args: EmbedArgs) -> Result<()> {
     } else {
         args.texts
     };
-    let model = args
-        .model
-        .choice_for(texts.len())
-        .load(None, &|_| String::new(), &|m| ctx.note(m))?;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = model
-        .embedder
-        .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
+    let vectors = embed_all(&args.model, &texts, ctx)?;
     ctx.printer().embeddings(&texts, &vectors)?;
     Ok(())
 }
@@ -166,14 +159,7 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
     if parquet && args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("--format parquet: Parquet is binary; give --output FILE or redirect stdout");
     }
-    let model = args
-        .model
-        .choice_for(texts.len())
-        .load(None, &|_| String::new(), &|m| ctx.note(m))?;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = model
-        .embedder
-        .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?;
+    let vectors = embed_all(&args.model, &texts, ctx)?;
     match (&args.output, parquet) {
         (Some(path), _) => write_atomically(path, |file| {
             if parquet {
@@ -193,6 +179,17 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
         (None, false) => ctx.printer().records_with_embeddings(records, &vectors)?,
     }
     Ok(())
+}
+
+/// Loads the model `args` name (sized for this many texts) and embeds `texts` with it.
+fn embed_all(args: &ModelArgs, texts: &[String], ctx: &Context) -> Result<Vec<Vec<f32>>> {
+    let model = args
+        .choice_for(texts.len())
+        .load(None, &|_| String::new(), &|m| ctx.note(m))?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Ok(model
+        .embedder
+        .embed(&refs, &mut |_| std::ops::ControlFlow::Continue(()))?)
 }
 
 pub fn describe(ctx: &Context, args: ModelArgs) -> Result<()> {

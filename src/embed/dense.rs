@@ -188,16 +188,7 @@ mod tests {
         let dense = Dense::new(weight.clone(), bias.clone()).unwrap();
         let want = x.matmul(&weight.t().unwrap()).unwrap();
         let close = |got: Tensor, want: Tensor| {
-            let diff = (got - want)
-                .unwrap()
-                .abs()
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .max(0)
-                .unwrap()
-                .to_scalar::<f32>()
-                .unwrap();
+            let diff = super::super::max_difference(&got, &want);
             assert!(diff < 1e-4, "max difference {diff}");
         };
         close(dense.product(&x).unwrap(), want.clone());

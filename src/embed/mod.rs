@@ -272,3 +272,15 @@ impl LoadedModel {
         }
     }
 }
+
+/// The largest absolute difference between two tensors of one shape (for
+/// the kernels' tests against candle's own operations).
+#[cfg(test)]
+fn max_difference(a: &candle_core::Tensor, b: &candle_core::Tensor) -> f32 {
+    (a - b)
+        .and_then(|d| d.abs())
+        .and_then(|d| d.flatten_all())
+        .and_then(|d| d.max(0))
+        .and_then(|d| d.to_scalar::<f32>())
+        .expect("two tensors of one shape")
+}

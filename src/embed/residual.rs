@@ -165,16 +165,7 @@ mod tests {
             .forward(&(product.broadcast_add(&column(3.0)).unwrap() + &residual).unwrap())
             .unwrap();
         let got = fused.forward(product.copy().unwrap(), &residual).unwrap();
-        let diff = (got - want)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .max(0)
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
+        let diff = super::super::max_difference(&got, &want);
         assert!(diff < 1e-5, "max difference {diff}");
     }
 }

@@ -274,12 +274,7 @@ impl Appender {
         // readers that read the previous state and open its segments later.
         let previously_retired = std::mem::replace(&mut state.retired, self.retired);
         tx.commit(&state)?;
-        let keep: HashSet<&str> = state
-            .segments
-            .iter()
-            .map(|s| s.name.as_str())
-            .chain(state.retired.iter().map(String::as_str))
-            .collect();
+        let keep = kept_segments(&state);
         for old in previously_retired {
             if !keep.contains(old.as_str()) {
                 let _ = std::fs::remove_file(self.data.join(old));
@@ -314,13 +309,7 @@ fn cut_to_state(data: &Path, state: &State, dimension: usize) -> Result<()> {
             file.set_len(len).map_err(|e| Error::io(&path, e))?;
         }
     }
-    let keep: HashSet<&str> = state
-        .segments
-        .iter()
-        .map(|s| s.name.as_str())
-        .chain(state.retired.iter().map(String::as_str))
-        .collect();
-    remove_orphan_segments(data, &keep);
+    remove_orphan_segments(data, &kept_segments(state));
     Ok(())
 }
 
@@ -437,4 +426,15 @@ fn write_segment(data: &Path, builder: &Builder, first_row: u64) -> Result<Segme
         docs: builder.docs() as u64,
         bytes: bytes.len() as u64,
     })
+}
+
+/// The segment files a state still needs: its live segments, and those it
+/// retired, which readers of the previous state may yet open.
+fn kept_segments(state: &State) -> HashSet<&str> {
+    state
+        .segments
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(state.retired.iter().map(String::as_str))
+        .collect()
 }
