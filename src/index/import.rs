@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::commit::{Appender, NewRecord, Target};
+use super::commit::{commit_to, Appender, NewRecord, Target};
 use super::db::Db;
 use super::removed::KeptOut;
 use super::update::{ModelStamp, UpdateReport};
@@ -35,14 +35,11 @@ pub fn import(
     kept_out: &KeptOut,
     next: &mut dyn FnMut() -> Result<Option<Batch>>,
 ) -> Result<UpdateReport> {
-    let target = match existing {
-        Some(index) => Target::existing(index.data_dir().to_path_buf(), index.state().clone()),
-        None => Target::fresh(dir, stamp)?,
-    };
+    let base = existing.map(|index| (index.data_dir().to_path_buf(), index.state().clone()));
     let mut report = UpdateReport::default();
-    let committed = stream(&target, stamp.dimension, kept_out, next, &mut report);
-    let data = target.data.clone();
-    let state = target.finish(dir, committed, stamp.dimension)?;
+    let (state, data) = commit_to(dir, base, stamp, |target| {
+        stream(target, stamp.dimension, kept_out, next, &mut report)
+    })?;
     super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
     report.records = state.live as usize;
     Ok(report)

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::paper::Paper;
 
 /// The format this module reads.
-pub const VERSION: u32 = 2;
+pub use super::manifest::LEGACY_FORMAT as VERSION;
 
 /// The records file: a JSON array of papers in id order.
 pub const RECORDS: &str = "records.json";

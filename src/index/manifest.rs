@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 /// The on-disk format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 3;
 
+/// The format before it, which `papers upgrade` converts (see
+/// [`super::legacy`]).
+pub const LEGACY_FORMAT: u32 = 2;
+
 /// The manifest's file name.
 pub const MANIFEST: &str = "manifest.json";
 
@@ -101,7 +105,7 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST);
         let (found, text) = version(dir)?;
-        if found == super::legacy::VERSION {
+        if found == LEGACY_FORMAT {
             return Err(Error::IndexUpgrade { path, found });
         }
         if found != FORMAT_VERSION {

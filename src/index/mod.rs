@@ -32,6 +32,7 @@ pub mod graphs;
 pub mod hnsw;
 pub mod import;
 pub mod legacy;
+pub mod lock;
 mod lookup;
 pub mod manifest;
 pub mod ownership;
@@ -50,8 +51,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+pub use lock::IndexLock;
 pub use manifest::{Manifest, FORMAT_VERSION};
-pub use update::{IndexLock, ModelStamp, Update, UpdateReport};
+pub use update::{ModelStamp, Update, UpdateReport};
 pub use upgrade::upgrade;
 
 use crate::error::{Error, Result};

@@ -45,7 +45,7 @@ pub fn is_papers_data(path: &Path) -> bool {
 
 /// Whether the entry `name` of an index folder is one papers makes.
 fn is_papers_entry(dir: &Path, name: &str) -> bool {
-    name == super::update::LOCK
+    name == super::lock::LOCK
         || is_temporary_manifest(name)
         || (number_of(name).is_some() && is_papers_data(&dir.join(name)))
 }

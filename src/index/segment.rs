@@ -403,72 +403,25 @@ pub fn merge(segments: &[&Segment]) -> Result<Builder> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use crate::index::bm25::Lexical;
-    use crate::lexical::{Bm25, TermWeights};
 
-    fn write(dir: &Path, name: &str, builder: &Builder) -> (PathBuf, u64) {
+    /// Writes `builder`'s segment to `dir/name`: its path and length.
+    pub(in crate::index) fn write(dir: &Path, name: &str, builder: &Builder) -> (PathBuf, u64) {
         let path = dir.join(name);
         let bytes = builder.encode();
         std::fs::write(&path, &bytes).unwrap();
         (path, bytes.len() as u64)
     }
 
-    const TEXTS: [&str; 5] = [
+    /// Five short abstracts for the segments' tests.
+    pub(in crate::index) const TEXTS: [&str; 5] = [
         "language models scale with data",
         "rotary embeddings (RoPE) extend language models",
         "language models and more language models",
         "diffusion models generate images",
         "graph neural networks for molecules",
     ];
-
-    #[test]
-    fn segments_score_as_the_in_memory_bm25_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut a = Builder::new(0);
-        TEXTS[..2].iter().for_each(|t| a.add(t));
-        let mut b = Builder::new(2);
-        TEXTS[2..].iter().for_each(|t| b.add(t));
-        let (pa, la) = write(dir.path(), "a", &a);
-        let (pb, lb) = write(dir.path(), "b", &b);
-        let sa = Segment::open(&pa, 0, 2, la).unwrap();
-        let sb = Segment::open(&pb, 2, 3, lb).unwrap();
-        let merged = merge(&[&sa, &sb]).unwrap();
-        let (pm, lm) = write(dir.path(), "m", &merged);
-        let sm = Segment::open(&pm, 0, 5, lm).unwrap();
-        sm.check_postings().unwrap();
-        let reference = Bm25::build(TEXTS);
-        let expected: Vec<(usize, f32)> = reference
-            .score("RoPE language models for images")
-            .into_iter()
-            .map(|h| (h.row, h.score))
-            .collect();
-        let two = Lexical::new(vec![sa, sb], 5);
-        let one = Lexical::new(vec![sm], 5);
-        for lexical in [&two, &one] {
-            let got = lexical.score("RoPE language models for images").unwrap();
-            assert_eq!(got.len(), expected.len());
-            for ((r1, s1), (r2, s2)) in got.iter().zip(&expected) {
-                assert_eq!(r1, r2);
-                assert!((s1 - s2).abs() < 1e-5, "{s1} {s2}");
-            }
-            assert!((lexical.term_idf("rope") - reference.term_idf("rope")).abs() < 1e-6);
-            let mut ranked = got.clone();
-            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            for k in [1, 2, got.len(), got.len() + 3, usize::MAX] {
-                let top = lexical
-                    .score_top("RoPE language models for images", k, &|_| true)
-                    .unwrap();
-                assert_eq!(top, ranked[..k.min(ranked.len())], "top {k}");
-            }
-            let odd = lexical
-                .score_top("RoPE language models for images", 9, &|r| r % 2 == 1)
-                .unwrap();
-            let want: Vec<_> = ranked.iter().filter(|h| h.0 % 2 == 1).copied().collect();
-            assert_eq!(odd, want);
-        }
-    }
 
     #[test]
     fn damage_is_an_error() {

@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use super::commit::{Appender, Target};
+use super::commit::{check_vectors, commit_to, Appender};
 use super::db::{Db, State};
 use super::update::{ModelStamp, Update, UpdateReport};
 use crate::error::{Error, Result};
@@ -148,19 +148,18 @@ impl Update {
         stamp: &ModelStamp,
         vectors: mpsc::Receiver<Option<Vec<RecordVectors>>>,
     ) -> Result<(State, PathBuf)> {
-        let target = match &self.base {
-            Some(base) => Target::existing(base.data.clone(), base.state.clone()),
-            None => Target::fresh(dir, stamp)?,
-        };
-        let data = target.data.clone();
-        let committed = (|| {
-            let mut appender = Appender::new(&target, stamp.dimension);
+        let base = self
+            .base
+            .as_ref()
+            .map(|b| (b.data.clone(), b.state.clone()));
+        commit_to(dir, base, stamp, |target| {
+            let mut appender = Appender::new(target, stamp.dimension);
             let first = appender.next_row() as usize;
             let papers: Vec<&Paper> = self.new.iter().collect();
             appender.texts(&papers)?;
             let mut db = Db::open(&target.data, true)?;
             let mut tx = db.begin()?;
-            let live = self.write_records(&mut tx, &target, first, &papers)?;
+            let live = self.write_records(&mut tx, target, first, &papers)?;
             let Ok(Some(vectors)) = vectors.recv() else {
                 // Abandoned: the caller has the embedding's error.
                 return Err(Error::Interrupted);
@@ -169,28 +168,18 @@ impl Update {
                 vectors.iter().map(|(v, w)| (&v[..], &w[..])).collect();
             appender.vectors(&rows)?;
             appender.commit(tx, live)
-        })();
-        let state = target.finish(dir, committed, stamp.dimension)?;
-        Ok((state, data))
+        })
     }
 }
 
 /// Every new record has its vector, and every vector the model's length.
 fn check(new: &[Paper], got: &[Option<RecordVectors>], dimension: usize) -> Result<()> {
     for (paper, record) in new.iter().zip(got) {
-        let Some((vector, windows)) = record else {
-            return Err(Error::MissingVector { id: paper.id.hex() });
+        let (vector, windows) = match record {
+            Some((vector, windows)) => (Some(vector), &windows[..]),
+            None => (None, &[][..]),
         };
-        if let Some(wrong) = std::iter::once(vector)
-            .chain(windows)
-            .find(|v| v.len() != dimension)
-        {
-            return Err(Error::Dimension {
-                what: format!("a vector of record {}", paper.id),
-                found: wrong.len(),
-                expected: dimension,
-            });
-        }
+        check_vectors(paper, vector, windows, dimension)?;
     }
     Ok(())
 }

@@ -4,48 +4,14 @@
 //! switch the manifest to it.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 
-use super::commit::{Appender, NewRecord, Target};
+use super::commit::{check_vectors, commit_to, Appender, NewRecord, Target};
 use super::db::{Db, State};
 use super::Index;
 use crate::corpus::Corpus;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::paper::Paper;
-
-/// The lock file's name in the index directory.
-pub const LOCK: &str = "lock";
-
-/// Exclusive right to write an index; released when dropped (or when the
-/// process dies, since it is an OS file lock).
-pub struct IndexLock {
-    _file: File,
-}
-
-impl IndexLock {
-    /// Takes the lock on `dir`, creating the directory if needed. If another
-    /// process holds it, calls `on_wait` once and blocks until it is free.
-    pub fn acquire(dir: &Path, on_wait: impl FnOnce()) -> Result<IndexLock> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let path = dir.join(LOCK);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                on_wait();
-                file.lock().map_err(|e| Error::io(&path, e))?;
-            }
-            Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-        }
-        Ok(IndexLock { _file: file })
-    }
-}
 
 pub use crate::embed::ModelStamp;
 
@@ -305,27 +271,14 @@ impl Update {
             .zip(self.vectors.drain(..))
             .zip(self.windows.drain(..))
         {
-            let vector = vector.ok_or_else(|| Error::MissingVector { id: paper.id.hex() })?;
-            let wrong = std::iter::once(&vector)
-                .chain(&windows)
-                .find(|v| v.len() != stamp.dimension);
-            if let Some(wrong) = wrong {
-                return Err(Error::Dimension {
-                    what: format!("a vector of record {}", paper.id),
-                    found: wrong.len(),
-                    expected: stamp.dimension,
-                });
-            }
-            new.push((paper, vector, windows));
+            check_vectors(&paper, vector.as_ref(), &windows, stamp.dimension)?;
+            new.push((paper, vector.expect("checked"), windows));
         }
         new.sort_by_key(|(paper, _, _)| paper.id);
-        let target = match self.base.take() {
-            Some(base) => Target::existing(base.data, base.state),
-            None => Target::fresh(dir, stamp)?,
-        };
-        let committed = self.append(&target, stamp.dimension, &new);
-        let data = target.data.clone();
-        let state = target.finish(dir, committed, stamp.dimension)?;
+        let base = self.base.take().map(|base| (base.data, base.state));
+        let (state, data) = commit_to(dir, base, stamp, |target| {
+            self.append(target, stamp.dimension, &new)
+        })?;
         // The stored graphs are a cache of committed rows, written after
         // the commit: if this fails, searches scan those rows instead and
         // the next update builds them.

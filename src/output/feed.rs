@@ -19,8 +19,8 @@
 
 use std::io::{self, Write};
 
-use super::human::{paint, BOLD, DIM, GREEN, YELLOW};
 use super::json::hit_objects;
+use super::style::{paint, BOLD, DIM, GREEN, YELLOW};
 use super::table::{display_id, wrap};
 use crate::feed::{Feed, TagSummary};
 use crate::search::{Annotations, Results};

@@ -10,6 +10,7 @@ pub mod feed;
 pub mod human;
 pub mod json;
 pub mod parquet;
+mod style;
 pub mod table;
 
 use std::io::{self, Write};

@@ -20,7 +20,7 @@ use std::io::{self, Write};
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::human::{paint, BOLD, DIM, GREEN, YELLOW};
+use super::style::{paint, BOLD, DIM, GREEN, YELLOW};
 use crate::paper::Paper;
 use crate::search::{Found, Mode, Results};
 
@@ -221,7 +221,7 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
         }
         let title: Vec<String> = title
             .into_iter()
-            .map(|line| super::human::highlight(&line, notes, color))
+            .map(|line| super::style::highlight(&line, notes, color))
             .collect();
         let first = title.first().cloned().unwrap_or_default();
         if seen {
@@ -244,7 +244,7 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
                     writeln!(out, "{indent}{line}")?;
                 }
             }
-            let mut detail = super::human::ranks(hit);
+            let mut detail = ranks(hit);
             if let Some(p) = notes.query_paragraph.get(i) {
                 detail.push_str(&format!(", query paragraph {p}"));
             }
@@ -257,6 +257,18 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
         writeln!(out, "{}", paint(&line, DIM, color))?;
     }
     Ok(())
+}
+
+/// The per-mode ranks of a hit, for `--explain`.
+fn ranks(hit: &crate::hit::Hit) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = hit.semantic {
+        parts.push(format!("semantic #{} {:.3}", s.rank, s.score));
+    }
+    if let Some(l) = hit.lexical {
+        parts.push(format!("lexical #{} {:.2}", l.rank, l.score));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-use super::api::{App, Failure};
+use super::app::{App, Failure};
 use crate::error::Error;
 use crate::feed::{Feed, FeedRequest};
 use crate::output::digest::{self, Digest};

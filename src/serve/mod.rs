@@ -28,6 +28,7 @@
 //! `--allow-write` (the page's marks, MCP's `tag`, `untag` and `mark`).
 
 mod api;
+mod app;
 mod feeds;
 pub mod guard;
 mod listen;
@@ -106,7 +107,7 @@ pub fn run(
             .local_addr()
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
         ready(local);
-        let app = api::router(api::App::new(searcher, limits, allow_write))
+        let app = api::router(app::App::new(searcher, limits, allow_write))
             .layer(axum::middleware::from_fn_with_state(hosts, guard::check));
         listen::serve(listener, app, limits, shutdown())
             .await

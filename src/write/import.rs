@@ -29,10 +29,10 @@ pub fn import(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Re
         let only_lock = std::fs::read_dir(dir).is_ok_and(|entries| {
             entries
                 .flatten()
-                .all(|e| e.file_name() == crate::index::update::LOCK)
+                .all(|e| e.file_name() == crate::index::lock::LOCK)
         });
         if only_lock {
-            let _ = std::fs::remove_file(dir.join(crate::index::update::LOCK));
+            let _ = std::fs::remove_file(dir.join(crate::index::lock::LOCK));
             let _ = std::fs::remove_dir(dir);
         }
     }
