@@ -12,11 +12,6 @@ use std::collections::HashSet;
 use crate::lexical::{self, Analysis, TermWeights};
 use crate::paper::sentences;
 
-/// The analysed terms of a query, for matching words against.
-pub fn query_terms(query: &str, analysis: Analysis) -> HashSet<String> {
-    analysis.terms(query).into_iter().collect()
-}
-
 /// Byte ranges of the words of `text` that match a query term, for
 /// highlighting.
 pub fn matches(text: &str, terms: &HashSet<String>, analysis: Analysis) -> Vec<(usize, usize)> {
@@ -74,7 +69,11 @@ mod tests {
             "Language models are everywhere.",
         ];
         let bm25 = Bm25::build(texts);
-        let terms = query_terms("RoPE language models", bm25.analysis());
+        let terms: HashSet<String> = bm25
+            .analysis()
+            .terms("RoPE language models")
+            .into_iter()
+            .collect();
         assert_eq!(
             by_words(texts[0], &terms, &bm25),
             "We extend RoPE to long contexts."

@@ -55,6 +55,15 @@ impl Analysis {
         terms
     }
 
+    /// The distinct analysed terms of `text`, sorted: what a query is
+    /// scored by.
+    pub fn distinct_terms(self, text: &str) -> Vec<String> {
+        let mut terms = self.terms(text);
+        terms.sort();
+        terms.dedup();
+        terms
+    }
+
     /// Calls `f` with each analysed term of `text`, in order, repeats
     /// kept, without making a string of each (what counting terms needs).
     pub fn each_term(self, text: &str, mut f: impl FnMut(&str)) {

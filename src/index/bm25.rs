@@ -41,14 +41,11 @@ impl Lexical {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// The most a record could score for `query`: every distinct query
-    /// term at saturation, `idf · (k1 + 1)` each (a term no record has
+    /// The most a record could score for a query of these distinct `terms`
+    /// ([`Analysis::distinct_terms`]): every one at saturation, `idf · (k1 + 1)` each (a term no record has
     /// counts too, at its IDF). A hit's BM25 score divided by this lies in
     /// [0, 1] and compares across queries.
-    pub fn bound(&self, query: &str) -> f32 {
-        let mut terms = Analysis::CURRENT.terms(query);
-        terms.sort();
-        terms.dedup();
+    pub fn bound(&self, terms: &[String]) -> f32 {
         let k1 = self.params.k1;
         terms
             .iter()
@@ -63,7 +60,7 @@ impl Lexical {
     /// `(row, score)` in row order; a term repeated in the query counts once.
     /// Dead rows are the caller's to drop.
     pub fn score(&self, query: &str) -> Result<Vec<(usize, f32)>> {
-        self.accumulate(query, |scores| {
+        self.accumulate(&Analysis::CURRENT.distinct_terms(query), |scores| {
             scores
                 .iter()
                 .enumerate()
@@ -73,12 +70,13 @@ impl Lexical {
         })
     }
 
-    /// The `k` best of [`Lexical::score`] among the rows `keep` keeps, best
+    /// The `k` best rows for the query of these distinct `terms`
+    /// ([`Analysis::distinct_terms`]) among the rows `keep` keeps, best
     /// first (ties by row), without collecting every match: at a million
     /// records a common term matches hundreds of thousands.
     pub fn score_top(
         &self,
-        query: &str,
+        terms: &[String],
         k: usize,
         keep: &dyn Fn(usize) -> bool,
     ) -> Result<Vec<(usize, f32)>> {
@@ -96,7 +94,7 @@ impl Lexical {
                 other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
             }
         }
-        self.accumulate(query, |scores| {
+        self.accumulate(terms, |scores| {
             let mut best = std::collections::BinaryHeap::with_capacity(k.min(scores.len()) + 1);
             // The score to beat: 0 (no match) until k are kept, then the
             // worst kept. Rows come in order, so a tie with it loses.
@@ -122,13 +120,10 @@ impl Lexical {
 
     /// Sums each row's BM25 score over the query's terms in a per-thread
     /// buffer (cleared after), and hands the scores to `read`.
-    fn accumulate<R>(&self, query: &str, read: impl FnOnce(&[f32]) -> R) -> Result<R> {
+    fn accumulate<R>(&self, terms: &[String], read: impl FnOnce(&[f32]) -> R) -> Result<R> {
         thread_local! {
             static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        let mut terms = Analysis::CURRENT.terms(query);
-        terms.sort();
-        terms.dedup();
         let docs = self.docs();
         if docs == 0 || terms.is_empty() {
             return Ok(read(&[]));
@@ -141,7 +136,7 @@ impl Lexical {
             scores.clear();
             scores.resize(self.rows, 0.0);
             let mut summed = || -> Result<()> {
-                for term in &terms {
+                for term in terms {
                     let df: u64 = self.segments.iter().map(|s| s.df(term) as u64).sum();
                     if df == 0 {
                         continue;
@@ -223,12 +218,20 @@ mod tests {
             ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             for k in [1, 2, got.len(), got.len() + 3, usize::MAX] {
                 let top = lexical
-                    .score_top("RoPE language models for images", k, &|_| true)
+                    .score_top(
+                        &Analysis::CURRENT.distinct_terms("RoPE language models for images"),
+                        k,
+                        &|_| true,
+                    )
                     .unwrap();
                 assert_eq!(top, ranked[..k.min(ranked.len())], "top {k}");
             }
             let odd = lexical
-                .score_top("RoPE language models for images", 9, &|r| r % 2 == 1)
+                .score_top(
+                    &Analysis::CURRENT.distinct_terms("RoPE language models for images"),
+                    9,
+                    &|r| r % 2 == 1,
+                )
                 .unwrap();
             let want: Vec<_> = ranked.iter().filter(|h| h.0 % 2 == 1).copied().collect();
             assert_eq!(odd, want);

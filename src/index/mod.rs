@@ -112,16 +112,24 @@ impl Index {
     /// rebuild switched the manifest to another data folder meanwhile, the
     /// open starts again from the new manifest.
     pub fn open(dir: &Path) -> Result<Index> {
+        Index::open_from(dir, Index::read_manifest(dir)?)
+    }
+
+    /// [`Index::open`] from a manifest the caller has read already (a
+    /// search reads it first to load the model meanwhile), so that it is
+    /// read once; read again only if opening fails, in case a rebuild
+    /// switched it meanwhile.
+    pub fn open_from(dir: &Path, manifest: Manifest) -> Result<Index> {
+        let mut manifest = manifest;
         let mut attempt = 0;
         loop {
-            let manifest = Index::read_manifest(dir)?;
             match Index::open_at(dir, manifest.clone()) {
                 Ok(index) => return Ok(index),
                 Err(e) => {
                     attempt += 1;
-                    let moved = Manifest::read(dir).is_ok_and(|now| now != manifest);
-                    if !moved || attempt >= 3 {
-                        return Err(e);
+                    match Index::read_manifest(dir) {
+                        Ok(now) if now != manifest && attempt < 3 => manifest = now,
+                        _ => return Err(e),
                     }
                 }
             }

@@ -18,6 +18,7 @@ use super::found::{Annotations, Found, Results};
 use super::options::{Mode, SearchOptions};
 use super::rank::Hit;
 use super::retrieve;
+use super::syntax::Parsed;
 
 /// A search: one or more query paragraphs and how to rank.
 #[derive(Clone, Debug)]
@@ -63,7 +64,7 @@ pub fn open(
     let manifest = Manifest::read(dir)?;
     let (index, model) = std::thread::scope(|scope| {
         let index = scope.spawn(|| {
-            let index = Index::open(dir)?;
+            let index = Index::open_from(dir, manifest.clone())?;
             retrieve::prepare(&index, options)?;
             Ok::<_, Error>(index)
         });
@@ -112,15 +113,13 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let deadline = crate::deadline::current();
     let options = &query.options;
     let paragraphs = &query.paragraphs;
+    // Each paragraph parsed and analysed once, for every step below.
+    let parsed: Vec<Parsed> = paragraphs.iter().map(|p| Parsed::new(p)).collect();
     let vectors = match (options.mode, model) {
         (Mode::Lexical, _) => None,
         (_, Some(model)) => {
             // Without the quotes and the -words (see `syntax`).
-            let texts: Vec<String> = paragraphs
-                .iter()
-                .map(|p| super::syntax::parse(p).text)
-                .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let refs: Vec<&str> = parsed.iter().map(|p| p.syntax.text.as_str()).collect();
             Some(model.embed(&refs, &mut |_| deadline.flow())?)
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
@@ -128,9 +127,9 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
 
     // Each paragraph's top hits; a record keeps its best paragraph.
     let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
-    for (p, text) in paragraphs.iter().enumerate() {
+    for (p, query) in parsed.iter().enumerate() {
         let vector = vectors.as_ref().map(|v| v[p].as_slice());
-        let hits = retrieve::search_text(index, text, vector, options)?;
+        let hits = retrieve::search_parsed(index, query, vector, options)?;
         deadline.check()?;
         for hit in hits {
             let slot = best.entry(hit.row).or_insert((hit, p));
@@ -144,9 +143,9 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     ranked.truncate(options.limit);
 
     let analysis = crate::lexical::Analysis::CURRENT;
-    let terms: Vec<HashSet<String>> = paragraphs
-        .iter()
-        .map(|p| evidence::query_terms(p, analysis))
+    let terms: Vec<HashSet<String>> = parsed
+        .into_iter()
+        .map(|p| p.terms.into_iter().collect())
         .collect();
     let papers = ranked
         .iter()

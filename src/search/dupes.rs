@@ -128,7 +128,7 @@ pub fn near_duplicates(
                     if score.is_finite() && (score < min_score || !best.admits(a, b, score)) {
                         continue;
                     }
-                    super::retrieve::sane(index, &[Hit::new(b, score)])?;
+                    super::candidates::sane(index, &[Hit::new(b, score)])?;
                     if text_a.is_none() {
                         text_a = Some(index.paper(a)?.text);
                     }

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::options::{DateRange, Scope};
+use super::options::{DateRange, Scope, SearchOptions};
 use crate::error::{Error, Result};
 use crate::index::db::Db;
 use crate::index::Index;
@@ -217,4 +217,25 @@ fn filter(name: &str, reason: String) -> Error {
         name: name.into(),
         reason,
     }
+}
+
+/// The rows a search may return: live, not excluded, within the dates.
+pub(super) fn allowed<'a>(
+    index: &'a Index,
+    exclude: &[usize],
+    options: &SearchOptions,
+) -> Result<impl Fn(usize) -> bool + Sync + 'a> {
+    let dated = if options.dates.is_set() {
+        Some(dated_rows(index, options.dates)?)
+    } else {
+        None
+    };
+    let scoped = scoped_rows(index, &options.scope)?;
+    let exclude: HashSet<usize> = exclude.iter().copied().collect();
+    Ok(move |row: usize| {
+        !index.dead_rows().contains(&row)
+            && !exclude.contains(&row)
+            && dated.as_ref().is_none_or(|d| d.contains(&row))
+            && scoped.as_ref().is_none_or(|s| s.contains(&row))
+    })
 }

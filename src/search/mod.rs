@@ -4,7 +4,9 @@
 //! and the MCP server alike.
 //!
 //! The steps, one module each: [`options`] (what a search asks for),
-//! [`retrieve`] (candidates from the vectors, windows, BM25, fusion),
+//! [`candidates`] (a query vector's candidates by strategy, and the
+//! windows), [`retrieve`] (a text query's rankings and their fusion;
+//! `similar`),
 //! [`rank`](fn@rank) (the order every list is given in: score descending, then row
 //! ascending, so ties are broken the same way on every run), [`filters`]
 //! (the rows a search's filters allow, or why none), [`answer`]
@@ -12,6 +14,7 @@
 //! duplicates) and [`found`] (the results). [`crate::index`] is storage.
 
 pub mod answer;
+pub mod candidates;
 pub mod dupes;
 pub mod filters;
 pub mod found;
@@ -23,11 +26,10 @@ mod searcher;
 pub mod syntax;
 
 pub use answer::{paragraphs, Query};
+pub use candidates::{resolve_strategy, strategy_for, QUANTIZED_FROM};
 pub use dupes::{near_duplicates, Dupe};
 pub use found::{Annotations, Found, Info, Pair, Results, Sort};
 pub use options::{DateRange, Fusion, Mode, Scope, SearchOptions, Strategy, FUSION_DEPTH};
 pub use rank::{combine, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
-pub use retrieve::{
-    resolve_strategy, search_text, similar, similar_to_set, strategy_for, QUANTIZED_FROM,
-};
+pub use retrieve::{search_text, similar, similar_to_set};
 pub use searcher::Searcher;

@@ -84,10 +84,9 @@ pub fn query_length(terms: usize) -> f32 {
 
 /// The distinct analysed terms of `query`, as BM25 counts them.
 pub fn query_terms(query: &str) -> usize {
-    let mut terms = crate::lexical::Analysis::CURRENT.terms(query);
-    terms.sort();
-    terms.dedup();
-    terms.len()
+    crate::lexical::Analysis::CURRENT
+        .distinct_terms(query)
+        .len()
 }
 
 /// Semantic mode's calibration (the cosine alone).

@@ -1,42 +1,16 @@
-//! Retrieval: the candidates of a query vector (the exact scan, the int8
-//! and binary scans with exact rescoring, the HNSW graph), the window
-//! vectors of long records, the lexical ranking, and their fusion into the
-//! hits of a text query, `similar` to a record or a set of them, within the
-//! date window and never a dead row.
+//! Retrieval: the hits of a text query (the semantic candidates of
+//! [`super::candidates`], the lexical ranking, and their fusion), and those
+//! `similar` to a record or a set of them; within the filters
+//! ([`super::filters`]) and never a dead row.
 
-use std::collections::{HashMap, HashSet};
-
-use rayon::prelude::*;
-
+use super::candidates::{apply_windows, candidates, resolve_strategy, sane, strategy_for};
+use super::filters;
 use super::options::{Mode, SearchOptions, Strategy};
-use super::rank::{combine, rank, top_k, top_k_chunks, Hit};
+use super::rank::{combine, rank, Hit};
+use super::syntax::Parsed;
 use crate::error::{Error, Result};
-use crate::index::{rows, Index};
+use crate::index::Index;
 use crate::vector::dot;
-
-/// Smallest candidate list of a walk through one stored graph (at most
-/// 131,072 rows): on the million-record collection of `bench/scale.sh`, in 8
-/// graphs, 100 found the f32 scan's 10 nearest (recall@10 1.0000 over 200
-/// queries, 5.55 ms a query; 50: 0.9875), where one graph over the million
-/// rows needed 200 for 0.997 (`cargo bench --bench scale -- stored INDEX`).
-const STORED_EF: usize = 100;
-/// The fewest rows asked of each stored graph when a search asks several.
-const STORED_SHARE: usize = 100;
-
-/// From this many records on, `auto` search scans the int8 vectors and
-/// rescores the best candidates with the f32 ones; below it, it scans the
-/// f32 vectors. The graph is never `auto`'s choice: a cold process pays
-/// more to load or build it than the scan costs (`bench/scale.sh`).
-pub const QUANTIZED_FROM: usize = 50_000;
-
-/// Candidates the int8 scan passes to the f32 rescoring per hit wanted,
-/// and at least.
-const RESCORE_FACTOR: usize = 4;
-const RESCORE_MIN: usize = 100;
-
-/// The same for the binary scan, whose ranking is coarser.
-const BINARY_FACTOR: usize = 40;
-const BINARY_MIN: usize = 2000;
 
 /// In hybrid mode, how deep each ranking goes: a record further down adds
 /// under 1/1000 to its fused score.
@@ -47,87 +21,6 @@ const HYBRID_SEMANTIC_DEPTH: usize = 1000;
 /// about 40 ms, for 200 a few.
 const HYBRID_GRAPH_DEPTH: usize = 200;
 
-/// Subtracted from a window's cosine before it stands for its record: a
-/// window is a fragment, and unpenalised fragments outrank whole abstracts
-/// too often. `cargo bench --bench quality` on the seeds: 0.1 keeps every
-/// tail query at rank 1 and costs nothing elsewhere; 0 costs 0.03 MRR on
-/// known-item queries.
-const WINDOW_PENALTY: f32 = 0.1;
-
-/// Raises each hit's score to its best window's, and adds records whose
-/// windows score where the candidates did not reach.
-fn apply_windows(index: &Index, hits: &mut Vec<Hit>, query: &[f32], keep: &dyn Fn(usize) -> bool) {
-    if index.windows_file().rows() == 0 {
-        return;
-    }
-    let mut best: HashMap<usize, f32> = HashMap::new();
-    for (row, vector) in index.all_windows() {
-        if !keep(row) {
-            continue;
-        }
-        let score = dot(&vector, query) - WINDOW_PENALTY;
-        let slot = best.entry(row).or_insert(f32::MIN);
-        *slot = slot.max(score);
-    }
-    for hit in hits.iter_mut() {
-        if let Some(score) = best.remove(&hit.row) {
-            hit.score = hit.score.max(score);
-        }
-    }
-    hits.extend(
-        best.into_iter()
-            .map(|(row, score)| Hit::new(row, score.max(dot(&index.vector(row), query)))),
-    );
-}
-
-/// The strategy `auto` resolves to for this index.
-pub fn resolve_strategy(index: &Index, strategy: Strategy) -> Strategy {
-    match strategy {
-        Strategy::Auto if index.len() >= QUANTIZED_FROM => Strategy::Quantized,
-        Strategy::Auto => Strategy::Exact,
-        other => other,
-    }
-}
-
-/// The strategy `options` use on `index`: `auto` walks the stored graphs
-/// where the index has them (mapping one costs less than one scan: at a
-/// million records a cold `similar` took 20 ms through them against 45 ms
-/// for the int8 scan), unless dates or a scope leave only some rows (a walk
-/// could then find fewer than asked; the scan finds them all); otherwise
-/// as [`resolve_strategy`].
-pub fn strategy_for(index: &Index, options: &SearchOptions) -> Strategy {
-    let walk = options.strategy == Strategy::Auto
-        && !options.dates.is_set()
-        && !options.scope.is_set()
-        && !index.stored_graphs().graphs.is_empty();
-    if walk {
-        Strategy::Graph
-    } else {
-        resolve_strategy(index, options.strategy)
-    }
-}
-
-/// The rows a search may return: live, not excluded, within the dates.
-fn filter<'a>(
-    index: &'a Index,
-    exclude: &[usize],
-    options: &SearchOptions,
-) -> Result<impl Fn(usize) -> bool + Sync + 'a> {
-    let dated = if options.dates.is_set() {
-        Some(super::filters::dated_rows(index, options.dates)?)
-    } else {
-        None
-    };
-    let scoped = super::filters::scoped_rows(index, &options.scope)?;
-    let exclude: HashSet<usize> = exclude.iter().copied().collect();
-    Ok(move |row: usize| {
-        !index.dead_rows().contains(&row)
-            && !exclude.contains(&row)
-            && dated.as_ref().is_none_or(|d| d.contains(&row))
-            && scoped.as_ref().is_none_or(|s| s.contains(&row))
-    })
-}
-
 /// Answers a text query in `options.mode`: `vector` is the query's
 /// embedding (needed unless the mode is lexical). A record's semantic
 /// score is the best of its vector's and its windows'.
@@ -137,12 +30,20 @@ pub fn search_text(
     vector: Option<&[f32]>,
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
-    // Quoted phrases and -words filter; the rest is scored (the caller
-    // embeds `syntax::parse(text).text`).
-    let syntax = super::syntax::parse(text);
-    let text = syntax.text.as_str();
-    let allowed = super::syntax::allowed(index, &syntax)?;
-    let filtered = filter(index, &[], options)?;
+    search_parsed(index, &Parsed::new(text), vector, options)
+}
+
+/// [`search_text`] of a query parsed and analysed already: quoted phrases
+/// and -words filter; the rest is scored (the caller embeds
+/// `query.syntax.text`).
+pub fn search_parsed(
+    index: &Index,
+    query: &Parsed,
+    vector: Option<&[f32]>,
+    options: &SearchOptions,
+) -> Result<Vec<Hit>> {
+    let allowed = super::syntax::allowed(index, &query.syntax)?;
+    let filtered = filters::allowed(index, &[], options)?;
     let keep = |row: usize| filtered(row) && allowed.as_ref().is_none_or(|a| a.contains(&row));
     let semantic = match (options.mode, vector) {
         (Mode::Lexical, _) => Vec::new(),
@@ -171,15 +72,15 @@ pub fn search_text(
                 _ => options.limit,
             };
             let hits: Vec<Hit> = segments
-                .score_top(text, depth, &keep)?
+                .score_top(&query.terms, depth, &keep)?
                 .into_iter()
                 .map(|(row, score)| Hit::new(row, score))
                 .collect();
-            (hits, segments.bound(text))
+            (hits, segments.bound(&query.terms))
         }
     };
     let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
-    let terms = super::relevance::query_terms(text);
+    let terms = query.terms.len();
     let centre = match (options.mode, vector) {
         (Mode::Hybrid, Some(v)) => dot(&super::relevance::centre(index), v),
         _ => 0.0,
@@ -262,7 +163,7 @@ fn nearest(
     exclude: &[usize],
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
-    let keep = filter(index, exclude, options)?;
+    let keep = filters::allowed(index, exclude, options)?;
     let hits = candidates(index, query, &keep, options.limit, options.strategy)?;
     let mut hits = rank(hits, options);
     sane(index, &hits)?;
@@ -271,176 +172,4 @@ fn nearest(
         hit.score = hit.score.max(0.0);
     }
     Ok(hits)
-}
-
-/// Checks cosine scores before they are shown: a unit vector scores
-/// from -1 to 1 (a window down to -1 minus its penalty), so anything
-/// else, or no number at all, is a damaged vector file. O(hits).
-pub fn sane(index: &Index, hits: &[Hit]) -> Result<()> {
-    let bad = hits.iter().find(|h| {
-        !(h.score.is_finite() && (-1.0 - WINDOW_PENALTY - 1e-3..=1.0 + 1e-3).contains(&h.score))
-    });
-    match bad {
-        None => Ok(()),
-        Some(hit) => Err(Error::corrupt(
-            index.vectors_file().path(),
-            format!(
-                "record at row {} scores {}, which no unit vector can",
-                hit.row, hit.score
-            ),
-        )),
-    }
-}
-
-/// Unranked candidates for a query vector, at least the best `wanted`
-/// of the rows `keep` accepts, scored with the f32 vectors.
-fn candidates(
-    index: &Index,
-    query: &[f32],
-    keep: &(dyn Fn(usize) -> bool + Sync),
-    wanted: usize,
-    strategy: Strategy,
-) -> Result<Vec<Hit>> {
-    if query.len() != index.manifest().dimension {
-        return Err(Error::Dimension {
-            what: "the query vector".into(),
-            found: query.len(),
-            expected: index.manifest().dimension,
-        });
-    }
-    let rows = index.rows();
-    let wanted = wanted.min(rows);
-    let exact = |row: usize| dot(&index.vector(row), query);
-    let hits = candidates_by(index, query, keep, wanted, rows, strategy, exact)?;
-    // A scan cut short by the request's deadline is not an answer.
-    crate::deadline::current().check()?;
-    Ok(hits)
-}
-
-/// [`candidates`] by the strategy that fits.
-fn candidates_by(
-    index: &Index,
-    query: &[f32],
-    keep: &(dyn Fn(usize) -> bool + Sync),
-    wanted: usize,
-    rows: usize,
-    strategy: Strategy,
-    exact: impl Fn(usize) -> f32 + Sync,
-) -> Result<Vec<Hit>> {
-    Ok(match resolve_strategy(index, strategy) {
-        Strategy::Graph if rows > 0 => {
-            // Ask for more than wanted: dead or filtered rows are dropped.
-            let ask = wanted
-                .saturating_add(rows - index.len())
-                .saturating_mul(2)
-                .min(rows);
-            let stored = index.stored_graphs();
-            // The walk scores rows by their int8 copy (a quarter of the
-            // bytes), and its finds are rescored with f32 read row by row:
-            // on a kernel that maps a whole page-cache folio per touch, a
-            // walk through the f32 mapping of a million rows made `similar`
-            // peak at 1.4 GB (int8: under the int8 file's 388 MB).
-            let (q, scale) = rows::quantize_query(query);
-            let quantized = index.quantized_file();
-            let walk = |row: usize| rows::quantized_score(quantized.row(row), &q, scale);
-            // One graph (built in memory) is walked for all `ask`. Several
-            // stored graphs are each asked for their share, twice over and
-            // at least STORED_SHARE, with a shorter candidate list: each
-            // holds at most 131,072 rows.
-            let graphs = index.stored_graphs().graphs.len();
-            let (each, min_ef) = if graphs == 0 {
-                (ask, crate::index::hnsw::MIN_EF_SEARCH)
-            } else {
-                let share = (2 * ask).div_ceil(graphs).max(STORED_SHARE);
-                (ask.min(share), STORED_EF)
-            };
-            let ef = each.max(min_ef);
-            let walked = |graph: &crate::index::hnsw::Graph| -> Vec<(usize, f32)> {
-                graph
-                    .search(each.min(graph.len()), ef, walk)
-                    .into_iter()
-                    .filter(|&(row, _)| row < rows && keep(row))
-                    .collect()
-            };
-            let rescore = |found: Vec<(usize, f32)>| -> Vec<Hit> {
-                found
-                    .into_iter()
-                    .map(|(row, _)| Hit::new(row, exact(row)))
-                    .collect()
-            };
-            if stored.graphs.is_empty() {
-                rescore(walked(index.graph()))
-            } else {
-                // Each stored graph's best (the graphs walked side by side);
-                // of all they found, the best `ask` by the walk's int8 score
-                // are rescored (one read each), then the rows past the graphs
-                // are scanned.
-                let mut found: Vec<(usize, f32)> = stored
-                    .graphs
-                    .par_iter()
-                    .flat_map_iter(|g| walked(g))
-                    .collect();
-                found.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
-                found.truncate(ask);
-                let mut hits = rescore(found);
-                let covered = stored.covered;
-                let tail = top_k(
-                    rows - covered,
-                    wanted,
-                    |i| dot(&index.mapped_vector(covered + i), query),
-                    |i| keep(covered + i),
-                );
-                hits.extend(tail.into_iter().map(|h| Hit::new(covered + h.row, h.score)));
-                hits
-            }
-        }
-        Strategy::Binary => {
-            let bits = rows::binarize(query);
-            let pool = (wanted * BINARY_FACTOR).max(BINARY_MIN);
-            let approx = top_k(
-                rows,
-                pool,
-                |row| -(rows::hamming(index.binary_file().row(row), &bits) as f32),
-                keep,
-            );
-            approx
-                .into_iter()
-                .map(|h| Hit::new(h.row, exact(h.row)))
-                .collect()
-        }
-        Strategy::Quantized => {
-            let pool = (wanted * RESCORE_FACTOR).max(RESCORE_MIN);
-            let (q, scale) = rows::quantize_query(query);
-            let width = 4 + index.manifest().dimension;
-            // Read a chunk at a time rather than through the mapping: a scan
-            // through it leaves the whole file resident (see `walk` above).
-            let quantized = index.quantized_file();
-            let approx = top_k_chunks(
-                rows,
-                pool,
-                |range, out| {
-                    let chunk = quantized.read_rows(range);
-                    rows::quantized_scores(&chunk, width, &q, scale, out);
-                },
-                keep,
-            );
-            approx
-                .into_iter()
-                .map(|h| Hit::new(h.row, exact(h.row)))
-                .collect()
-        }
-        _ => {
-            let vectors = index.vectors_file();
-            let dimension = index.manifest().dimension;
-            top_k_chunks(
-                rows,
-                wanted,
-                |range, out| {
-                    let chunk = vectors.read_f32_rows(range);
-                    out.extend(chunk.chunks_exact(dimension).map(|v| dot(v, query)));
-                },
-                keep,
-            )
-        }
-    })
 }

@@ -104,10 +104,10 @@ impl Searcher {
     }
 
     /// `options` as this searcher answers them on `index` (see
-    /// [`retrieve::strategy_for`]).
+    /// [`super::candidates::strategy_for`]).
     fn resolve(&self, index: &Index, options: &SearchOptions) -> SearchOptions {
         SearchOptions {
-            strategy: retrieve::strategy_for(index, options),
+            strategy: super::candidates::strategy_for(index, options),
             ..options.clone()
         }
     }
@@ -269,7 +269,7 @@ impl Searcher {
             manifest: index.manifest().clone(),
             windows: index.window_counts(),
             generation: index.state().generation,
-            strategy: retrieve::strategy_for(&index, &SearchOptions::default()),
+            strategy: super::candidates::strategy_for(&index, &SearchOptions::default()),
             size_bytes: index.size_on_disk(),
             sources: index.file_counts()?,
             bulk_encoder: crate::embed::batched::cpu_default(),

@@ -37,6 +37,27 @@ impl Syntax {
     }
 }
 
+/// A query paragraph parsed and analysed once: its syntax, and the
+/// distinct terms of its text as BM25 analyses them (sorted), which the
+/// lexical ranking, its bound, the score's length feature and the
+/// evidence all read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// The query taken apart.
+    pub syntax: Syntax,
+    /// The distinct analysed terms of `syntax.text`.
+    pub terms: Vec<String>,
+}
+
+impl Parsed {
+    /// Parses and analyses `query`.
+    pub fn new(query: &str) -> Parsed {
+        let syntax = parse(query);
+        let terms = Analysis::CURRENT.distinct_terms(&syntax.text);
+        Parsed { syntax, terms }
+    }
+}
+
 /// Takes `query` apart. An unclosed quote runs to the end; a `-` starts an
 /// exclusion only at the start of a word and before a letter or digit
 /// (`state-of-the-art` and `-` alone are words).
