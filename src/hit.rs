@@ -48,4 +48,21 @@ pub struct Found {
     pub hit: Hit,
     /// The record.
     pub paper: Paper,
+    /// The sentence of the abstract that best says why it matched (a text
+    /// query's, or the feed's), when one was chosen.
+    pub evidence: Option<String>,
+    /// With several query paragraphs, the 1-based one it matched best.
+    pub query_paragraph: Option<usize>,
+}
+
+impl Found {
+    /// A hit and its record, with no evidence.
+    pub fn new(hit: Hit, paper: Paper) -> Found {
+        Found {
+            hit,
+            paper,
+            evidence: None,
+            query_paragraph: None,
+        }
+    }
 }

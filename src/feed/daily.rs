@@ -232,8 +232,11 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         let evidence = evidence::by_words(&paper.text, &terms, bm25).to_string();
         hits.push(FeedHit {
             found: Found {
-                hit: Hit::new(candidates[i], 1.0 / (1.0 + (-s / 2.0).exp())),
-                paper,
+                evidence: Some(evidence.clone()),
+                ..Found::new(
+                    Hit::new(candidates[i], 1.0 / (1.0 + (-s / 2.0).exp())),
+                    paper,
+                )
             },
             because: Because {
                 tag: profile.name.clone(),

@@ -237,10 +237,7 @@ pub fn hits(results: &Results, detail: Detail) -> Hits {
         .found
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let evidence = results.notes.evidence.get(i).map(String::as_str);
-            hit(i + 1, f.hit.score, &f.paper, evidence, detail)
-        })
+        .map(|(i, f)| hit(i + 1, f.hit.score, &f.paper, f.evidence.as_deref(), detail))
         .collect();
     fit(detail, results.found.len(), hits, None)
 }

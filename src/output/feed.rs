@@ -29,14 +29,7 @@ use crate::search::{Annotations, Results};
 pub fn feed_objects(feed: &Feed) -> Vec<String> {
     let results = Results {
         found: feed.hits.iter().map(|h| h.found.clone()).collect(),
-        notes: Annotations {
-            evidence: feed
-                .hits
-                .iter()
-                .map(|h| h.because.evidence.clone())
-                .collect(),
-            ..Default::default()
-        },
+        notes: Annotations::default(),
     };
     hit_objects(&results)
         .into_iter()

@@ -240,8 +240,8 @@ pub fn hit_objects(results: &Results) -> Vec<String> {
                 mode: notes.mode.map(Mode::name),
                 semantic: used(Mode::Semantic).then(|| WireRanked::of(hit.semantic)),
                 lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
-                evidence: notes.evidence.get(i).map(String::as_str),
-                query_paragraph: notes.query_paragraph.get(i).copied(),
+                evidence: found.evidence.as_deref(),
+                query_paragraph: found.query_paragraph,
             })
         })
         .collect()

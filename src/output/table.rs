@@ -22,7 +22,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::style::{paint, BOLD, DIM, GREEN, YELLOW};
 use crate::paper::Paper;
-use crate::search::{Found, Mode, Results};
+use crate::search::{Mode, Results};
 
 /// Narrower than this, the date column is left out.
 const DATE_FROM: usize = 70;
@@ -208,7 +208,8 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
     writeln!(out, "{}", paint(header.trim_end(), BOLD, color))?;
 
     let indent = " ".repeat(fixed - if seen { seen_w + 2 } else { 0 });
-    for (i, (Found { hit, paper }, id)) in results.found.iter().zip(&ids).enumerate() {
+    for (i, (found, id)) in results.found.iter().zip(&ids).enumerate() {
+        let (hit, paper) = (&found.hit, &found.paper);
         let title = wrap(&title_cell(paper), title_w, lines);
         let mut row = format!(
             "{:>rank_w$}  {}  {}  ",
@@ -239,13 +240,13 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
             writeln!(out, "{indent}{}", paint(more, BOLD, color))?;
         }
         if notes.explain {
-            if let Some(sentence) = notes.evidence.get(i) {
+            if let Some(sentence) = &found.evidence {
                 for line in wrap(&format!("› {sentence}"), title_w, 3) {
                     writeln!(out, "{indent}{line}")?;
                 }
             }
             let mut detail = ranks(hit);
-            if let Some(p) = notes.query_paragraph.get(i) {
+            if let Some(p) = found.query_paragraph {
                 detail.push_str(&format!(", query paragraph {p}"));
             }
             if !detail.is_empty() {

@@ -152,7 +152,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         .map(|(hit, _)| index.paper(hit.row))
         .collect::<Result<Vec<_>>>()?;
     let texts: Vec<&str> = papers.iter().map(|p| p.text.as_str()).collect();
-    let evidence = match (model, &vectors, query.explain) {
+    let evidence: Vec<String> = match (model, &vectors, query.explain) {
         (Some(model), Some(vectors), true) => {
             // One model pass over every sentence of every hit.
             let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
@@ -176,14 +176,9 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
                 .collect()
         }
     };
+    let several = paragraphs.len() > 1;
     let notes = Annotations {
         mode: Some(options.mode),
-        evidence,
-        query_paragraph: if paragraphs.len() > 1 {
-            ranked.iter().map(|(_, p)| p + 1).collect()
-        } else {
-            Vec::new()
-        },
         terms: terms.into_iter().flatten().collect(),
         analysis,
         explain: query.explain,
@@ -193,7 +188,13 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         found: ranked
             .into_iter()
             .zip(papers)
-            .map(|((hit, _), paper)| Found { hit, paper })
+            .zip(evidence)
+            .map(|(((hit, p), paper), evidence)| Found {
+                hit,
+                paper,
+                evidence: Some(evidence),
+                query_paragraph: several.then_some(p + 1),
+            })
             .collect(),
         notes,
     })

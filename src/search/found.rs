@@ -16,10 +16,6 @@ use crate::paper::Paper;
 pub struct Annotations {
     /// The search mode, for text queries (`similar` has none).
     pub mode: Option<Mode>,
-    /// Per hit, the sentence of the abstract closest to the query.
-    pub evidence: Vec<String>,
-    /// Per hit, the 1-based paragraph of a multi-paragraph query it matched best.
-    pub query_paragraph: Vec<usize>,
     /// The query's analysed terms, highlighted on a terminal.
     pub terms: HashSet<String>,
     /// How `terms` were analysed, so the words of a hit are matched alike.
@@ -70,22 +66,8 @@ impl Results {
         if sort == Sort::Score {
             return;
         }
-        let mut order: Vec<usize> = (0..self.found.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(key(&self.found[i])));
-        permute(&mut self.found, &order);
-        permute(&mut self.notes.evidence, &order);
-        permute(&mut self.notes.query_paragraph, &order);
-    }
-}
-
-/// Puts `list[order[i]]` at `i`, when `list` has one entry per hit.
-fn permute<T>(list: &mut Vec<T>, order: &[usize]) {
-    if list.len() == order.len() {
-        let mut slots: Vec<Option<T>> = std::mem::take(list).into_iter().map(Some).collect();
-        *list = order
-            .iter()
-            .map(|&i| slots[i].take().expect("a permutation"))
-            .collect();
+        // Stable: equal keys keep the ranking's order.
+        self.found.sort_by_key(|f| std::cmp::Reverse(key(f)));
     }
 }
 

@@ -234,12 +234,7 @@ impl Searcher {
         let hits = retrieve::similar_to_set(&index, &like, &unlike, &options)?;
         let found = hits
             .into_iter()
-            .map(|hit| {
-                Ok(Found {
-                    hit,
-                    paper: index.paper(hit.row)?,
-                })
-            })
+            .map(|hit| Ok(Found::new(hit, index.paper(hit.row)?)))
             .collect::<Result<Vec<_>>>()?;
         Ok(Results {
             found,
