@@ -55,12 +55,15 @@ pub mod index;
 pub mod input;
 pub mod lexical;
 pub mod limits;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod output;
 pub mod paper;
 pub mod request;
 pub mod search;
+#[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "mcp")]
 pub mod turns;
 pub mod vector;
 pub mod write;

@@ -94,8 +94,10 @@ enum Command {
     /// Resolve the model (fetching it if needed) and say where it is
     Model(ModelArgs),
     /// Serve the index: a web page and an HTTP JSON API (localhost by default)
+    #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
     /// Serve the index to AI agents: a Model Context Protocol server on stdio
+    #[cfg(feature = "mcp")]
     Mcp(serve::McpArgs),
     /// Index new or changed dumps as they appear in a folder, until Ctrl-C
     Watch(serve::WatchArgs),
@@ -366,7 +368,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Upgrade => index::upgrade(&ctx),
         Command::Embed(args) => model::embed(&ctx, args),
         Command::Model(args) => model::describe(&ctx, args),
+        #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(&ctx, args),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => serve::mcp(&ctx, args),
         Command::Watch(args) => serve::watch(&ctx, args),
         Command::Completions(args) => shell::completions(args),

@@ -156,6 +156,12 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
         }
     }
     let parquet = args.format == RecordFormat::Parquet;
+    if parquet && !papers::output::parquet::AVAILABLE {
+        anyhow::bail!(
+            "--format parquet: this papers was built without Parquet support (the `parquet` \
+             cargo feature)"
+        );
+    }
     if parquet && args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("--format parquet: Parquet is binary; give --output FILE or redirect stdout");
     }

@@ -2,15 +2,21 @@
 //! `papers mcp` (Model Context Protocol over stdio) and `papers watch DIR`
 //! (index new dumps as they arrive).
 
+#[cfg(feature = "serve")]
 use std::net::SocketAddr;
 use std::path::PathBuf;
+#[cfg(feature = "mcp")]
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+#[cfg(feature = "serve")]
+use anyhow::Context as _;
+use anyhow::Result;
 use clap::Args;
 
+#[cfg(feature = "mcp")]
 use papers::search::Searcher;
+#[cfg(feature = "serve")]
 use papers::serve::{Limits, DEFAULT_PORT};
 use papers::write::watch::Watcher;
 use papers::write::IndexRequest;
@@ -18,6 +24,7 @@ use papers::write::IndexRequest;
 use super::{Context, ModelArgs};
 
 /// Arguments of `papers serve`.
+#[cfg(feature = "serve")]
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on. The default answers only this machine; an
@@ -52,6 +59,7 @@ pub struct ServeArgs {
 }
 
 /// Arguments of `papers mcp`.
+#[cfg(feature = "mcp")]
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Let the agent change the reader's tags (the `tag` and `untag`
@@ -94,12 +102,14 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 }
 
 /// A searcher that follows the writer, with its model loaded.
+#[cfg(feature = "mcp")]
 fn resident(ctx: &Context, model: &ModelArgs) -> Result<Arc<Searcher>> {
     let searcher = Searcher::open(&ctx.index_dir, &model.choice())?.follow();
     searcher.load_model(&|m| ctx.note(m))?;
     Ok(Arc::new(searcher))
 }
 
+#[cfg(feature = "serve")]
 pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
     let searcher = resident(ctx, &args.model)?;
     let mut limits = Limits {
@@ -127,6 +137,7 @@ pub fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "mcp")]
 pub fn mcp(ctx: &Context, args: McpArgs) -> Result<()> {
     let searcher = resident(ctx, &args.model)?;
     papers::mcp::run(searcher, args.allow_write)?;

@@ -12,6 +12,10 @@ pub mod fields;
 pub mod file;
 pub mod hf;
 pub mod jsonl;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+#[cfg(not(feature = "parquet"))]
+#[path = "parquet_off.rs"]
 pub mod parquet;
 pub mod stream;
 

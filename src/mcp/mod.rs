@@ -22,6 +22,7 @@
 
 mod answer;
 mod args;
+#[cfg(feature = "serve")]
 pub mod http;
 mod lines;
 mod objects;

@@ -9,6 +9,10 @@ pub mod export;
 pub mod feed;
 pub mod human;
 pub mod json;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+#[cfg(not(feature = "parquet"))]
+#[path = "parquet_off.rs"]
 pub mod parquet;
 mod style;
 pub mod table;

@@ -30,6 +30,9 @@ use crate::input::Paragraph;
 /// Records per row group.
 pub const GROUP_ROWS: usize = 8192;
 
+/// Whether this build writes Parquet.
+pub const AVAILABLE: bool = true;
+
 /// The schema of the file for vectors of `dimension` floats.
 pub fn schema(dimension: usize) -> Schema {
     let strings = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
