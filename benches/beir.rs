@@ -23,9 +23,10 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use papers::analysis::Analysis;
 use papers::embed::{DeviceChoice, Embedder, ModelChoice};
 use papers::index::Index;
-use papers::lexical::{Analysis, Bm25, Params};
+use papers::lexical::{Bm25, Params};
 use papers::search::answer as query;
 use papers::search::Query;
 use papers::search::{exact_scan, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};

@@ -9,13 +9,14 @@
 
 use std::collections::HashSet;
 
-use crate::lexical::{self, Analysis, TermWeights};
+use crate::analysis::Analysis;
+use crate::lexical::TermWeights;
 use crate::paper::sentences;
 
 /// Byte ranges of the words of `text` that match a query term, for
 /// highlighting.
 pub fn matches(text: &str, terms: &HashSet<String>, analysis: Analysis) -> Vec<(usize, usize)> {
-    lexical::word_spans(text)
+    crate::analysis::word_spans(text)
         .into_iter()
         .filter(|&(s, e)| {
             analysis

@@ -40,6 +40,7 @@
 
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod corpus;
 pub mod date;
 pub mod deadline;

@@ -180,7 +180,7 @@ pub(crate) fn pools(
                 },
             );
         }
-        let bound = lexical.bound(&papers::lexical::Analysis::CURRENT.distinct_terms(text));
+        let bound = lexical.bound(&papers::analysis::Analysis::CURRENT.distinct_terms(text));
         let mut scored = lexical.score(text)?;
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (rank, (row, bm25)) in scored.into_iter().take(POOL).enumerate() {

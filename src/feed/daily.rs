@@ -16,11 +16,11 @@ use super::ranker::{standardise, CHOSEN};
 use super::select::{select, Scope};
 use super::tags::{entry_id, known, summaries};
 use super::words;
+use crate::analysis::Analysis;
 use crate::error::{Error, Result};
 use crate::evidence;
 use crate::hit::{Found, Hit};
 use crate::index::Index;
-use crate::lexical::Analysis;
 use crate::paper::Paper;
 
 /// What to rank, and how many to keep.

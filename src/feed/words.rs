@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 
-use crate::lexical::{Analysis, TermWeights};
+use crate::analysis::Analysis;
+use crate::lexical::TermWeights;
 use crate::paper::Paper;
 
 /// Terms and weights. Hashed with a fixed seed, so that a map is walked in

@@ -6,8 +6,9 @@
 //! of them without collecting every match.
 
 use super::segment::Segment;
+use crate::analysis::Analysis;
 use crate::error::Result;
-use crate::lexical::{Analysis, Params};
+use crate::lexical::Params;
 
 /// BM25 over a set of segments, with statistics over all of them.
 pub struct Lexical {

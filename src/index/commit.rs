@@ -258,7 +258,7 @@ impl Appender {
         use rayon::prelude::*;
         let analysed: Vec<Vec<String>> = papers
             .par_iter()
-            .map(|paper| crate::lexical::Analysis::CURRENT.terms(&paper.embed_text()))
+            .map(|paper| crate::analysis::Analysis::CURRENT.terms(&paper.embed_text()))
             .collect();
         for terms in analysed {
             self.builder.add_terms(terms);

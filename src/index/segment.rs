@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use crate::analysis::Analysis;
 use crate::error::{Error, Result};
-use crate::lexical::Analysis;
 
 const MAGIC: &[u8; 8] = b"PLEXSEG1";
 
@@ -71,7 +71,7 @@ impl Builder {
         self.add_terms(terms);
     }
 
-    /// Adds the next row's analysed terms (see [`crate::lexical::Analysis`]).
+    /// Adds the next row's analysed terms (see [`crate::analysis::Analysis`]).
     pub fn add_terms(&mut self, terms: Vec<String>) {
         let local = self.lengths.len() as u32;
         self.lengths.push(terms.len() as u32);

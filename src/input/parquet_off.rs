@@ -5,7 +5,10 @@
 use std::path::Path;
 
 use super::fields::Fields;
-use super::stream::Batch;
+use super::{BadLine, Paragraph};
+
+/// The records of a batch, and the rows that were not.
+type Batch = (Vec<Paragraph>, Vec<BadLine>);
 
 /// The first (and last) four bytes of a Parquet file.
 pub const MAGIC: &[u8; 4] = b"PAR1";

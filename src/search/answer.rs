@@ -142,7 +142,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     ranked.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.row.cmp(&b.0.row)));
     ranked.truncate(options.limit);
 
-    let analysis = crate::lexical::Analysis::CURRENT;
+    let analysis = crate::analysis::Analysis::CURRENT;
     let terms: Vec<HashSet<String>> = parsed
         .into_iter()
         .map(|p| p.terms.into_iter().collect())

@@ -133,7 +133,7 @@ pub fn near_duplicates(
                         text_a = Some(index.paper(a)?.text);
                     }
                     let text_b = index.paper(b)?.text;
-                    let overlap = crate::lexical::trigram_overlap(
+                    let overlap = crate::analysis::trigram_overlap(
                         text_a.as_deref().unwrap_or_default(),
                         &text_b,
                     );

@@ -19,7 +19,7 @@ pub struct Annotations {
     /// The query's analysed terms, highlighted on a terminal.
     pub terms: HashSet<String>,
     /// How `terms` were analysed, so the words of a hit are matched alike.
-    pub analysis: crate::lexical::Analysis,
+    pub analysis: crate::analysis::Analysis,
     /// Show evidence and per-mode ranks in the table.
     pub explain: bool,
     /// The `--min-score` a text query's hits had to reach, when one was

@@ -84,7 +84,7 @@ pub fn query_length(terms: usize) -> f32 {
 
 /// The distinct analysed terms of `query`, as BM25 counts them.
 pub fn query_terms(query: &str) -> usize {
-    crate::lexical::Analysis::CURRENT
+    crate::analysis::Analysis::CURRENT
         .distinct_terms(query)
         .len()
 }

@@ -15,9 +15,9 @@
 
 use std::collections::HashSet;
 
+use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::index::Index;
-use crate::lexical::Analysis;
 
 /// A query taken apart.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
