@@ -3,7 +3,7 @@
 //! Dense vectors blur exact terms (acronyms, method names) and see only the
 //! first 256 word pieces; BM25 sees every word. This is the reference
 //! in-memory BM25 and its parameters; the index's own, over segments, is
-//! [`crate::index::bm25`].
+//! `crate::index::bm25`.
 //!
 //! A hand-written BM25 rather than tantivy: the corpus is thousands of short
 //! records that are rewritten whole on every index update, so a term →

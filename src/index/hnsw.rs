@@ -2,7 +2,7 @@
 //!
 //! hnsw_rs inserts the rows (in parallel from `SERIAL_BELOW` rows), then
 //! its layers are copied into a [`Graph`], the flat form that is stored and
-//! searched (see [`super::graph`]); hnsw_rs's own structure, a few
+//! searched (see `super::graph`); hnsw_rs's own structure, a few
 //! kilobytes a row, is dropped once the graph is built.
 //!
 //! Vectors are unit length, so the distance is `1 - dot`. hnsw_rs's own

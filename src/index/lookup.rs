@@ -66,7 +66,7 @@ impl Index {
         self.db().undated()
     }
 
-    /// The papers the reader removed, oldest first (see [`removed`]).
+    /// The papers the reader removed, oldest first (see `removed`).
     pub fn removals(&self) -> Result<Vec<removed::Removal>> {
         self.db().removals()
     }

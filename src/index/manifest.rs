@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 pub const FORMAT_VERSION: u32 = 3;
 
 /// The format before it, which `papers upgrade` converts (see
-/// [`super::legacy`]).
+/// `super::legacy`).
 pub const LEGACY_FORMAT: u32 = 2;
 
 /// The manifest's file name.

@@ -3,7 +3,7 @@
 //!
 //! The files and what each holds are described once, in the design
 //! document's "On-disk format" (`docs/design.md`); the tables of the
-//! database in [`db`].
+//! database in `db`.
 //!
 //! A record's row is its place in the vector files, in the order records
 //! were added. Removing or replacing a record marks its row dead; the
@@ -22,30 +22,30 @@
 //! SQLite's integrity check) is `papers check`, and runs on every open of
 //! an index small enough for it to cost no more than a few milliseconds.
 
-pub mod bm25;
+pub(crate) mod bm25;
 mod check;
-pub mod commit;
-pub mod db;
+mod commit;
+pub(crate) mod db;
 pub mod files;
-pub mod graph;
-pub mod graphs;
+mod graph;
+pub(crate) mod graphs;
 pub mod hnsw;
-pub mod import;
-pub mod legacy;
-pub mod lock;
+pub(crate) mod import;
+mod legacy;
+pub(crate) mod lock;
 mod lookup;
 pub mod manifest;
 pub mod ownership;
 pub mod reading;
-pub mod removed;
+pub(crate) mod removed;
 pub mod rows;
-pub mod runs;
-pub mod scope;
-pub mod segment;
-pub mod staged;
-pub mod tags;
-pub mod update;
-pub mod upgrade;
+mod runs;
+pub(crate) mod scope;
+mod segment;
+pub(crate) mod staged;
+pub(crate) mod tags;
+mod update;
+pub(crate) mod upgrade;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -87,7 +87,7 @@ pub struct Index {
     stored_graphs: OnceLock<StoredGraphs>,
 }
 
-/// The stored graphs an index's rows are tiled with (see [`graphs`]), and
+/// The stored graphs an index's rows are tiled with (see `graphs`), and
 /// the first row none covers.
 pub struct StoredGraphs {
     /// The graphs, in row order.

@@ -117,7 +117,7 @@ impl DateRange {
 pub struct Scope {
     /// Input files, by name or path as indexed.
     pub sources: Vec<String>,
-    /// Days the papers were listed (see [`crate::index::scope`]).
+    /// Days the papers were listed (see `crate::index::scope`).
     pub listed: DateRange,
     /// Every one of these is part of an author's name (ignoring case).
     pub authors: Vec<String>,

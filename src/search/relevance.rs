@@ -3,7 +3,7 @@
 //! A text query's candidates carry two measurements: the cosine of the
 //! query's embedding with the record's (its best window's, less the
 //! window penalty, when that is higher) and the record's BM25 score as a
-//! share of the most the query's terms could score ([`Lexical::bound`],
+//! share of the most the query's terms could score (`Lexical::bound`,
 //! so 1 means every query term, at saturation). Three steps turn them
 //! into what is printed:
 //!
@@ -39,8 +39,6 @@
 //! The fits, thresholds and their checks: `cargo bench --bench beir --
 //! dump DIR` writes each query set's candidates, `bench/score.py DIR`
 //! fits and prints the tables of `docs/guide.md` ("What the score means").
-//!
-//! [`Lexical::bound`]: crate::index::bm25::Lexical::bound
 
 use super::options::Mode;
 use crate::index::Index;

@@ -13,7 +13,7 @@ use crate::index::{Index, Update, UpdateReport};
 
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
 /// from the index at `dir` and commits the rest, remembering them so that
-/// indexing keeps them out (see [`crate::index::removed`]); no model is
+/// indexing keeps them out (see `crate::index::removed`); no model is
 /// needed. Returns the report and the records removed.
 pub fn remove(
     dir: &Path,
