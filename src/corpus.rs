@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::input::{read_input, Fields};
-use crate::paper::{Paper, PaperId, Source};
+use crate::paper::{Paper, PaperId, Place, Source};
 
 /// A file that was looked at and not indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,29 +82,33 @@ impl Corpus {
                         };
                         let mut paper = Paper::new(paragraph.text, source);
                         paper.meta = paragraph.meta;
-                        let arxiv = paper.arxiv_id().map(str::to_string);
-                        if let Some(arxiv) = arxiv {
-                            match by_arxiv.insert(arxiv, paper.id) {
-                                Some(old) if old != paper.id => {
-                                    // A newer version: the old record goes,
-                                    // its places stay with the new one.
-                                    let i = by_id.remove(&old).expect("indexed");
-                                    let previous = slots[i].take().expect("live");
-                                    paper.add_sources(previous.sources);
-                                    corpus.replaced += 1;
+                        let place = Place::of(
+                            &paper,
+                            |id| Ok::<_, ()>(by_id.get(&id).copied()),
+                            |arxiv| Ok(by_arxiv.get(arxiv).map(|old| by_id[old])),
+                        )
+                        .expect("in-memory lookups");
+                        match place {
+                            Place::Merge(i) => {
+                                if let Some(arxiv) = paper.arxiv_id() {
+                                    by_arxiv.entry(arxiv.to_string()).or_insert(paper.id);
                                 }
-                                _ => {}
-                            }
-                        }
-                        match by_id.get(&paper.id) {
-                            Some(&i) => {
                                 slots[i].as_mut().expect("live").merge(paper);
+                                continue;
                             }
-                            None => {
-                                by_id.insert(paper.id, slots.len());
-                                slots.push(Some(paper));
+                            Place::Replace(i) => {
+                                let previous = slots[i].take().expect("live");
+                                by_id.remove(&previous.id);
+                                paper.add_sources(previous.sources);
+                                corpus.replaced += 1;
                             }
+                            Place::New => {}
                         }
+                        if let Some(arxiv) = paper.arxiv_id() {
+                            by_arxiv.insert(arxiv.to_string(), paper.id);
+                        }
+                        by_id.insert(paper.id, slots.len());
+                        slots.push(Some(paper));
                     }
                     corpus.files.push(file);
                 }

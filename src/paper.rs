@@ -393,6 +393,40 @@ pub fn embed_text<'a>(title: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
     }
 }
 
+/// Where a record goes among those kept already, by the one rule every
+/// write path follows (reading the inputs, updating the index, importing
+/// vectors): a record whose text is kept already is merged into it (its
+/// places added); a new version of a kept arXiv paper (same arXiv id,
+/// other text) replaces it and takes over the places it was seen
+/// ([`Paper::add_sources`]); any other record is new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place<K> {
+    /// The same text is kept at `K`.
+    Merge(K),
+    /// An older version of the same arXiv paper is kept at `K`.
+    Replace(K),
+    /// Nothing kept is this record.
+    New,
+}
+
+impl<K> Place<K> {
+    /// Where `paper` goes: looked up by its id, then, only when that finds
+    /// nothing, by its arXiv id.
+    pub fn of<E>(
+        paper: &Paper,
+        by_id: impl FnOnce(PaperId) -> std::result::Result<Option<K>, E>,
+        by_arxiv: impl FnOnce(&str) -> std::result::Result<Option<K>, E>,
+    ) -> std::result::Result<Place<K>, E> {
+        if let Some(kept) = by_id(paper.id)? {
+            return Ok(Place::Merge(kept));
+        }
+        match paper.arxiv_id() {
+            Some(arxiv) => Ok(by_arxiv(arxiv)?.map_or(Place::New, Place::Replace)),
+            None => Ok(Place::New),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,5 +505,30 @@ mod tests {
         let mut paper = Paper::new("text".into(), src(2));
         assert_eq!(paper.add_sources([src(1), src(2)]), 1);
         assert_eq!(paper.sources, vec![src(1), src(2)]);
+    }
+
+    #[test]
+    fn a_record_is_merged_by_text_and_replaces_an_older_arxiv_version() {
+        let src = Source {
+            file: "a.txt".into(),
+            path: "d/a.txt".into(),
+            paragraph: 1,
+        };
+        let mut v2 = Paper::new("the second version".into(), src.clone());
+        v2.meta = Some(Meta {
+            arxiv_id: "2405.01234".into(),
+            ..Meta::default()
+        });
+        let plain = Paper::new("no arXiv id".into(), src);
+        let none = |_: PaperId| Ok::<_, ()>(None::<u8>);
+        // The same text wins over the arXiv id, which is not looked up.
+        let place = Place::of(&v2, |_| Ok::<_, ()>(Some(1u8)), |_| unreachable!());
+        assert_eq!(place, Ok(Place::Merge(1)));
+        assert_eq!(
+            Place::of(&v2, none, |a| Ok((a == "2405.01234").then_some(7))),
+            Ok(Place::Replace(7))
+        );
+        assert_eq!(Place::of(&v2, none, |_| Ok(None)), Ok(Place::New));
+        assert_eq!(Place::of(&plain, none, |_| unreachable!()), Ok(Place::New));
     }
 }

@@ -18,6 +18,7 @@ use super::update::{ModelStamp, UpdateReport};
 use super::Index;
 use crate::error::{Error, Result};
 use crate::paper::Paper;
+use crate::paper::Place;
 
 /// One batch of records with their vectors (unit length, this model's
 /// dimension), in input order.
@@ -65,8 +66,8 @@ fn stream(
                 report.kept_out += 1;
                 continue;
             }
-            match tx.row_of(paper.id, paper.arxiv_id())? {
-                (Some(row), _) => {
+            match tx.place(&paper)? {
+                Place::Merge(row) => {
                     // Seen before: in the index, or earlier in this input.
                     if row < first {
                         report.already_present += 1;
@@ -78,10 +79,10 @@ fn stream(
                         tx.replace(row, &before, &after)?;
                     }
                 }
-                (None, old) => {
+                place => {
                     // A new version of an arXiv paper replaces it, and takes
                     // over the places it was seen.
-                    if let Some(old) = old {
+                    if let Place::Replace(old) = place {
                         let before = tx.paper(old)?.expect("a row found is live");
                         paper.add_sources(before.sources.clone());
                         tx.kill(old, &before)?;

@@ -11,7 +11,7 @@ use super::db::{Db, State};
 use super::Index;
 use crate::corpus::Corpus;
 use crate::error::Result;
-use crate::paper::Paper;
+use crate::paper::{Paper, Place};
 
 pub use crate::embed::ModelStamp;
 
@@ -91,59 +91,62 @@ impl Update {
             ..Default::default()
         };
         for paper in &corpus.papers {
-            let row = match existing {
-                Some(index) => index.row_of(paper.id)?,
-                None => None,
+            let Some(index) = existing else {
+                update.add(paper.clone());
+                continue;
             };
-            match (row, existing) {
-                (Some(row), Some(index)) => {
+            let place = Place::of(
+                paper,
+                |id| index.row_of(id),
+                |arxiv| {
+                    let old = index.resolve_arxiv(arxiv)?;
+                    Ok(old.filter(|old| !update.dropped.contains_key(old)))
+                },
+            )?;
+            match place {
+                Place::Merge(row) => {
                     update.report.already_present += 1;
-                    let entry = match update.changed.remove(&row) {
+                    let (before, mut after) = match update.changed.remove(&row) {
                         Some(entry) => entry,
                         None => {
                             let before = index.paper(row)?;
                             (before.clone(), before)
                         }
                     };
-                    let (before, mut after) = entry;
-                    let added = after.merge(paper.clone());
-                    update.report.new_sources += added;
+                    update.report.new_sources += after.merge(paper.clone());
                     if after != before {
                         update.changed.insert(row, (before, after));
                     }
                 }
-                _ => {
-                    update.report.added += 1;
+                Place::Replace(old) => {
                     let mut paper = paper.clone();
-                    // A new version of an indexed arXiv paper replaces it.
-                    if let (Some(index), Some(arxiv)) =
-                        (existing, paper.arxiv_id().map(str::to_string))
-                    {
-                        if let Some(old) = index.resolve_arxiv(&arxiv)? {
-                            if !update.dropped.contains_key(&old) {
-                                let before = match update.changed.remove(&old) {
-                                    Some((before, after)) => {
-                                        paper.add_sources(after.sources);
-                                        before
-                                    }
-                                    None => {
-                                        let before = index.paper(old)?;
-                                        paper.add_sources(before.sources.clone());
-                                        before
-                                    }
-                                };
-                                update.report.replaced += 1;
-                                update.dropped.insert(old, before);
-                            }
+                    let before = match update.changed.remove(&old) {
+                        Some((before, after)) => {
+                            paper.add_sources(after.sources);
+                            before
                         }
-                    }
-                    update.new.push(paper);
-                    update.vectors.push(None);
-                    update.windows.push(Vec::new());
+                        None => {
+                            let before = index.paper(old)?;
+                            paper.add_sources(before.sources.clone());
+                            before
+                        }
+                    };
+                    update.report.replaced += 1;
+                    update.dropped.insert(old, before);
+                    update.add(paper);
                 }
+                Place::New => update.add(paper.clone()),
             }
         }
         Ok(update)
+    }
+
+    /// A new record, to be embedded.
+    fn add(&mut self, paper: Paper) {
+        self.report.added += 1;
+        self.new.push(paper);
+        self.vectors.push(None);
+        self.windows.push(Vec::new());
     }
 
     /// A new index of `records` with their vectors (the upgrade).

@@ -8,7 +8,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{sql, State};
 use crate::error::{Error, Result};
-use crate::paper::{Paper, PaperId};
+use crate::paper::{Paper, Place};
 
 /// The distinct input files a record was seen in.
 fn files_of(paper: &Paper) -> BTreeSet<&str> {
@@ -43,13 +43,9 @@ impl Writer<'_> {
         .transpose()
     }
 
-    /// The row of the live record with this id, or with this arXiv id, as
-    /// this transaction sees it.
-    pub fn row_of(
-        &self,
-        id: PaperId,
-        arxiv: Option<&str>,
-    ) -> Result<(Option<usize>, Option<usize>)> {
+    /// Where `paper` goes among the live records as this transaction sees
+    /// them (its own inserts included), by [`Place::of`]'s rule.
+    pub fn place(&self, paper: &Paper) -> Result<Place<usize>> {
         let one = |sql: &str, value: String| {
             self.tx
                 .prepare_cached(sql)
@@ -57,14 +53,11 @@ impl Writer<'_> {
                 .map(|r| r.map(|r| r as usize))
                 .map_err(|e| self.err(e))
         };
-        let by_id = one("SELECT row FROM papers WHERE id = ?1", id.hex())?;
-        let by_arxiv = match (by_id, arxiv) {
-            (None, Some(arxiv)) => {
-                one("SELECT row FROM papers WHERE arxiv = ?1", arxiv.to_string())?
-            }
-            _ => None,
-        };
-        Ok((by_id, by_arxiv))
+        Place::of(
+            paper,
+            |id| one("SELECT row FROM papers WHERE id = ?1", id.hex()),
+            |arxiv| one("SELECT row FROM papers WHERE arxiv = ?1", arxiv.to_string()),
+        )
     }
 
     fn count(&mut self, paper: &Paper, delta: i64) {
