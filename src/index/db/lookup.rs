@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use rusqlite::{params, OptionalExtension};
 
-use super::Db;
-use crate::error::{Error, Result};
+use super::{decode, paper_at, Db};
+use crate::error::Result;
 use crate::paper::{Paper, PaperId};
 
 /// The record aliases an id lookup accepts.
@@ -19,19 +19,9 @@ pub enum Alias {
 }
 
 impl Db {
-    fn decode(&self, body: &str) -> Result<Paper> {
-        serde_json::from_str(body)
-            .map_err(|e| Error::corrupt(&self.path, format!("invalid record: {e}")))
-    }
-
     /// The record at `row`, if it is live.
     pub fn paper(&self, row: usize) -> Result<Option<Paper>> {
-        let body: Option<String> = self
-            .conn
-            .prepare_cached("SELECT body FROM papers WHERE row = ?1")
-            .and_then(|mut s| s.query_row([row as i64], |r| r.get(0)).optional())
-            .map_err(|e| self.err(e))?;
-        body.map(|b| self.decode(&b)).transpose()
+        paper_at(&self.conn, &self.path, row)
     }
 
     /// The row of the record with this id.
@@ -133,7 +123,7 @@ impl Db {
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
             let row = r.get::<_, i64>(0).map_err(|e| self.err(e))? as usize;
             let body: String = r.get(1).map_err(|e| self.err(e))?;
-            f(row, self.decode(&body)?)?;
+            f(row, decode(&self.path, &body)?)?;
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::paper::Paper;
 
 mod failure;
 mod lookup;
@@ -85,6 +86,21 @@ CREATE TABLE IF NOT EXISTS runs (
 pub struct Db {
     path: PathBuf,
     pub(super) conn: Connection,
+}
+
+/// The live record at `row` as `conn` (the store, or an update's
+/// transaction) sees it.
+fn paper_at(conn: &Connection, path: &Path, row: usize) -> Result<Option<Paper>> {
+    let body: Option<String> = conn
+        .prepare_cached("SELECT body FROM papers WHERE row = ?1")
+        .and_then(|mut s| s.query_row([row as i64], |r| r.get(0)).optional())
+        .map_err(|e| sql(path, e))?;
+    body.map(|b| decode(path, &b)).transpose()
+}
+
+/// A record's stored JSON, read back.
+fn decode(path: &Path, body: &str) -> Result<Paper> {
+    serde_json::from_str(body).map_err(|e| Error::corrupt(path, format!("invalid record: {e}")))
 }
 
 impl Db {

@@ -31,16 +31,7 @@ impl Writer<'_> {
     /// The live record at `row`, as this transaction sees it (its own
     /// inserts included).
     pub fn paper(&self, row: usize) -> Result<Option<Paper>> {
-        let body: Option<String> = self
-            .tx
-            .prepare_cached("SELECT body FROM papers WHERE row = ?1")
-            .and_then(|mut s| s.query_row([row as i64], |r| r.get(0)).optional())
-            .map_err(|e| self.err(e))?;
-        body.map(|b| {
-            serde_json::from_str(&b)
-                .map_err(|e| Error::corrupt(&self.path, format!("invalid record: {e}")))
-        })
-        .transpose()
+        super::paper_at(&self.tx, &self.path, row)
     }
 
     /// Where `paper` goes among the live records as this transaction sees
