@@ -3,6 +3,7 @@
 //! content, each remembering every place it was seen.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -82,12 +83,11 @@ impl Corpus {
                         };
                         let mut paper = Paper::new(paragraph.text, source);
                         paper.meta = paragraph.meta;
-                        let place = Place::of(
+                        let Ok(place) = Place::of(
                             &paper,
-                            |id| Ok::<_, ()>(by_id.get(&id).copied()),
+                            |id| Ok::<_, Infallible>(by_id.get(&id).copied()),
                             |arxiv| Ok(by_arxiv.get(arxiv).map(|old| by_id[old])),
-                        )
-                        .expect("in-memory lookups");
+                        );
                         match place {
                             Place::Merge(i) => {
                                 if let Some(arxiv) = paper.arxiv_id() {

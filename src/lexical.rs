@@ -145,9 +145,7 @@ impl Bm25 {
     /// BM25 scores of every record matching at least one query term, in row
     /// order. A term repeated in the query counts once.
     pub fn score(&self, query: &str) -> Vec<Hit> {
-        let mut query_terms = self.analysis.terms(query);
-        query_terms.sort();
-        query_terms.dedup();
+        let query_terms = self.analysis.distinct_terms(query);
         if self.lengths.is_empty() {
             return Vec::new();
         }

@@ -164,7 +164,9 @@ pub(crate) fn pools(
     let mut out = Vec::with_capacity(claims.len());
     for ((text, relevant), vector) in claims.iter().zip(&vectors) {
         let mut pool: HashMap<usize, Candidate> = HashMap::new();
-        let terms = relevance::query_terms(text);
+        let terms = papers::analysis::Analysis::CURRENT
+            .distinct_terms(text)
+            .len();
         for hit in search_text(index, text, Some(vector), &options)? {
             let s = hit.semantic.expect("semantic mode ranks by cosine");
             pool.insert(

@@ -28,12 +28,12 @@ pub fn write(
     let pools = pools(index, model, &claims)?;
     // Each query's cosine with the collection's centre, as hybrid mode's
     // no-match rule reads it (the last column).
-    let centre = papers::search::relevance::centre(index);
+    let centre = index.centre();
     let texts: Vec<&str> = claims.iter().map(|(t, _)| *t).collect();
     let vectors = model.embed(&texts, &mut |_| std::ops::ControlFlow::Continue(()))?;
     let near: Vec<f32> = vectors
         .iter()
-        .map(|v| papers::vector::dot(v, &centre))
+        .map(|v| papers::vector::dot(v, centre))
         .collect();
     let mut file = std::io::BufWriter::new(std::fs::File::create(out.join(format!("{name}.tsv")))?);
     for (q, pool) in pools.iter().enumerate() {

@@ -157,10 +157,7 @@ fn embed_records(ctx: &Context, args: EmbedArgs) -> Result<()> {
     }
     let parquet = args.format == RecordFormat::Parquet;
     if parquet && !papers::output::parquet::AVAILABLE {
-        anyhow::bail!(
-            "--format parquet: this papers was built without Parquet support (the `parquet` \
-             cargo feature)"
-        );
+        anyhow::bail!("--format parquet: {}", papers::output::NO_PARQUET);
     }
     if parquet && args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("--format parquet: Parquet is binary; give --output FILE or redirect stdout");

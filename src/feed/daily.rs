@@ -47,11 +47,10 @@ pub struct Because {
     pub liked: Paper,
     /// Their cosine.
     pub similarity: f32,
-    /// The sentence of its abstract that shares most with that paper.
-    pub evidence: String,
 }
 
-/// One ranked paper.
+/// One ranked paper; its evidence (on `found`) is the sentence of its
+/// abstract that shares most with the liked paper.
 #[derive(Clone, Debug)]
 pub struct FeedHit {
     /// The paper, its row and its score.
@@ -61,6 +60,13 @@ pub struct FeedHit {
     /// When the `papers index` run that added it committed (Unix
     /// seconds), where one is recorded: a date for papers that have none.
     pub added: Option<u64>,
+}
+
+impl FeedHit {
+    /// Why it matched, in one sentence of its abstract.
+    pub fn evidence(&self) -> &str {
+        self.found.evidence.as_deref().unwrap_or_default()
+    }
 }
 
 /// A ranked feed.
@@ -232,7 +238,9 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         let evidence = evidence::by_words(&paper.text, &terms, bm25).to_string();
         hits.push(FeedHit {
             found: Found {
-                evidence: Some(evidence.clone()),
+                // The sentence of its abstract that shares most with the
+                // liked paper.
+                evidence: Some(evidence),
                 ..Found::new(
                     Hit::new(candidates[i], 1.0 / (1.0 + (-s / 2.0).exp())),
                     paper,
@@ -242,7 +250,6 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                 tag: profile.name.clone(),
                 liked,
                 similarity,
-                evidence,
             },
             added: runs
                 .iter()

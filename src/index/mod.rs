@@ -85,6 +85,7 @@ pub struct Index {
     lexical: OnceLock<Lexical>,
     graph: OnceLock<Graph>,
     stored_graphs: OnceLock<StoredGraphs>,
+    centre: OnceLock<Vec<f32>>,
 }
 
 /// The stored graphs an index's rows are tiled with (see `graphs`), and
@@ -192,6 +193,7 @@ impl Index {
             lexical: OnceLock::new(),
             graph: OnceLock::new(),
             stored_graphs: OnceLock::new(),
+            centre: OnceLock::new(),
         };
         if index.size_on_disk() < FULL_CHECK_BYTES {
             index.check()?;
@@ -266,6 +268,15 @@ impl Index {
     /// Rows whose records were removed or replaced.
     pub(crate) fn dead_rows(&self) -> &BTreeSet<usize> {
         &self.dead
+    }
+
+    /// The collection's centre: the mean of a sample of its vectors, at
+    /// unit length, computed on first use and kept for the life of this
+    /// snapshot. A query about the collection's field lies nearer it than
+    /// one from another field, whatever its best hits are (the no-match
+    /// rule of hybrid search reads it).
+    pub fn centre(&self) -> &[f32] {
+        self.centre.get_or_init(|| centre_of(self))
     }
 
     /// The stored vector of the record at `row` (read, not mapped: see
@@ -360,6 +371,31 @@ impl Index {
     pub fn has_stored_graphs(&self) -> bool {
         !graphs::tiling(&self.data, self.rows()).is_empty()
     }
+}
+
+/// How many live vectors, spread evenly over the index, [`Index::centre`]
+/// averages.
+const CENTRE_SAMPLE: usize = 1024;
+
+/// The mean of up to `CENTRE_SAMPLE` live vectors spread evenly over
+/// `index`, at unit length (zero for an empty index).
+fn centre_of(index: &Index) -> Vec<f32> {
+    let rows = index.len();
+    let step = rows.div_ceil(CENTRE_SAMPLE).max(1);
+    let mut sum = vec![0f64; index.manifest().dimension];
+    for row in (0..rows).step_by(step) {
+        if index.dead_rows().contains(&row) {
+            continue;
+        }
+        for (s, x) in sum.iter_mut().zip(index.mapped_vector(row).iter()) {
+            *s += f64::from(*x);
+        }
+    }
+    let norm = sum.iter().map(|s| s * s).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return vec![0.0; sum.len()];
+    }
+    sum.iter().map(|s| (s / norm) as f32).collect()
 }
 
 /// A pause for tests that race a reader against a writer: the variable

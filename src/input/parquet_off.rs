@@ -15,9 +15,7 @@ pub const MAGIC: &[u8; 4] = b"PAR1";
 
 /// Why a Parquet file cannot be read here.
 fn refused() -> String {
-    "a Parquet file, and this papers was built without Parquet support (the `parquet` \
-     cargo feature)"
-        .into()
+    format!("a Parquet file, and {}", crate::output::NO_PARQUET)
 }
 
 /// No batches: this build reads no Parquet.

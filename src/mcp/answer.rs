@@ -254,7 +254,7 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
                 i + 1,
                 h.found.hit.score,
                 &h.found.paper,
-                Some(&b.evidence),
+                h.found.evidence.as_deref(),
                 detail,
             );
             hit.tag = Some(b.tag.clone());

@@ -112,7 +112,7 @@ fn markdown(feed: &Feed) -> String {
         out.push_str(&line.join(" · "));
         out.push_str(&format!(
             "\n\n> {}\n\nWhy: {}\n",
-            escape::markdown(&hit.because.evidence),
+            escape::markdown(hit.evidence()),
             escape::markdown(&why(hit))
         ));
     }
@@ -140,7 +140,7 @@ fn dated(hit: &FeedHit) -> u64 {
 fn description(hit: &FeedHit) -> String {
     format!(
         "{} — Why: {}. {}",
-        hit.because.evidence,
+        hit.evidence(),
         why(hit),
         hit.found.paper.text
     )

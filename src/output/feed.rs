@@ -122,8 +122,9 @@ pub(super) fn table<W: Write>(
             writeln!(out, "{indent}{}", paint(more, BOLD, color))?;
         }
         let b = &hit.because;
-        if !b.evidence.is_empty() && b.evidence != paper.title_or_key_sentence() {
-            let evidence = wrap(&b.evidence, title_w.saturating_sub(2), 2);
+        let evidence = hit.evidence();
+        if !evidence.is_empty() && evidence != paper.title_or_key_sentence() {
+            let evidence = wrap(evidence, title_w.saturating_sub(2), 2);
             for (j, line) in evidence.iter().enumerate() {
                 writeln!(out, "{indent}{} {line}", if j == 0 { "›" } else { " " })?;
             }

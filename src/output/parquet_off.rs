@@ -14,7 +14,5 @@ pub fn write(
     _records: &[Paragraph],
     _vectors: &[Vec<f32>],
 ) -> std::io::Result<()> {
-    Err(std::io::Error::other(
-        "this papers was built without Parquet support (the `parquet` cargo feature)",
-    ))
+    Err(std::io::Error::other(super::NO_PARQUET))
 }

@@ -16,7 +16,8 @@
 //!    the reciprocal-rank fusion it replaced).
 //! 2. **No match** ([`Matching`]): decided once per query, from its best
 //!    ten hits (their highest cosine and BM25 share), its length and, in
-//!    hybrid mode, its cosine with the collection's [`centre`]. A
+//!    hybrid mode, its cosine with the collection's centre
+//!    ([`Index::centre`](crate::index::Index::centre)). A
 //!    query that matches lists its `-k` best; one that does not lists
 //!    nothing. The rule was fitted to tell queries of a collection's own
 //!    field from queries of another field (biomedical claims asked of the
@@ -41,7 +42,6 @@
 //! fits and prints the tables of `docs/guide.md` ("What the score means").
 
 use super::options::Mode;
-use crate::index::Index;
 
 /// Logistic coefficients: intercept, cosine weight, BM25-share weight, and
 /// the weight of the query's length (the natural log of its distinct
@@ -78,13 +78,6 @@ impl Calibration {
 /// The length feature of a query of `terms` distinct analysed terms.
 pub fn query_length(terms: usize) -> f32 {
     (terms.max(1) as f32).ln()
-}
-
-/// The distinct analysed terms of `query`, as BM25 counts them.
-pub fn query_terms(query: &str) -> usize {
-    crate::analysis::Analysis::CURRENT
-        .distinct_terms(query)
-        .len()
 }
 
 /// Semantic mode's calibration (the cosine alone).
@@ -134,7 +127,7 @@ pub fn sigmoid(z: f32) -> f32 {
 /// Whether a query matches anything: a logistic rule over its best ten
 /// hits' highest cosine and highest BM25 share (as the mode uses them), its
 /// length and, in hybrid mode, its cosine with the collection's centre
-/// ([`centre`]), positive for a match.
+/// ([`Index::centre`](crate::index::Index::centre)), positive for a match.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Matching {
     /// Added first; includes the threshold.
@@ -172,32 +165,6 @@ impl Matching {
             + self.centre * q.centre
             >= 0.0
     }
-}
-
-/// How many live vectors, spread evenly over the index, [`centre`] averages.
-const CENTRE_SAMPLE: usize = 1024;
-
-/// The collection's centre: the mean of up to `CENTRE_SAMPLE` live
-/// vectors spread evenly over the index, at unit length (zero for an empty
-/// index). A query about the collection's field lies nearer it than one
-/// from another field, whatever its best hits are.
-pub fn centre(index: &Index) -> Vec<f32> {
-    let rows = index.len();
-    let step = rows.div_ceil(CENTRE_SAMPLE).max(1);
-    let mut sum = vec![0f64; index.manifest().dimension];
-    for row in (0..rows).step_by(step) {
-        if index.dead_rows().contains(&row) {
-            continue;
-        }
-        for (s, x) in sum.iter_mut().zip(index.mapped_vector(row).iter()) {
-            *s += f64::from(*x);
-        }
-    }
-    let norm = sum.iter().map(|s| s * s).sum::<f64>().sqrt();
-    if norm == 0.0 {
-        return vec![0.0; sum.len()];
-    }
-    sum.iter().map(|s| (s / norm) as f32).collect()
 }
 
 /// The no-match rule of each mode (`bench/score.py`: coefficients, then

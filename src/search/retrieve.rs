@@ -82,7 +82,7 @@ pub fn search_parsed(
     let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
     let terms = query.terms.len();
     let centre = match (options.mode, vector) {
-        (Mode::Hybrid, Some(v)) => dot(&super::relevance::centre(index), v),
+        (Mode::Hybrid, Some(v)) => dot(index.centre(), v),
         _ => 0.0,
     };
     Ok(combine(
