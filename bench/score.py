@@ -10,6 +10,10 @@ Needs numpy. Every set is split: SciFact's train claims and the even
 queries of the other labelled sets are fitted on; SciFact's test claims,
 the odd queries, and every random-letter set are only checked. Prints the
 constants for src/search/relevance.rs and the tables of docs/guide.md.
+
+Lexical mode decides whether a query matches with hybrid mode's rule, over
+hybrid mode's best ten (the query's meaning and its words); its words-only
+rule, fitted here too, is what it falls back to without the model.
 """
 import collections
 import functools
@@ -101,20 +105,37 @@ def sets(names):
 
 
 def dropped(name, mode, rule, part):
-    """Share of the relevant top-10 records in queries the rule drops."""
+    """Share of the relevant top-10 records in queries the rule drops;
+    `rule(name, q, best)` judges query q of the set from its best ten."""
     rel = lost = 0
     for q, best in top10(name, mode):
         if fitted(name, q) != part or not best:
             continue
         r = sum(x[6] for _, x in best)
         rel += r
-        lost += 0 if rule(best) else r
+        lost += 0 if rule(name, q, best) else r
     return lost / max(rel, 1)
 
 
 def empty(name, mode, rule, part):
-    qs = [best for q, best in top10(name, mode) if fitted(name, q) == part]
-    return sum(1 for best in qs if not best or not rule(best)) / max(len(qs), 1), len(qs)
+    qs = [(q, best) for q, best in top10(name, mode) if fitted(name, q) == part]
+    return sum(1 for q, best in qs if not best or not rule(name, q, best)) / max(len(qs), 1), len(qs)
+
+
+@functools.lru_cache(None)
+def hybrid_best(name):
+    return dict(top10(name, "hybrid"))
+
+
+def by_rule(mode, beta, t):
+    """The rule of `mode` as a judge: its features over the best ten."""
+    return lambda name, q, best: np.dot(beta, query_features(mode, best)) >= t
+
+
+def by_hybrid(beta, t):
+    """Hybrid mode's rule judging any mode's query, over hybrid's best ten."""
+    return lambda name, q, best: bool(hybrid_best(name)[q]) and \
+        np.dot(beta, query_features("hybrid", hybrid_best(name)[q])) >= t
 
 
 def main():
@@ -130,8 +151,7 @@ def main():
         beta = logistic(X, y, w)
         threshold = None
         for t in np.arange(-8, 4, 0.05):
-            rule = lambda best, t=t: np.dot(beta, query_features(mode, best)) >= t
-            if max(dropped(n, mode, rule, True) for n in sets(LOSS_SETS)) <= LOSS:
+            if max(dropped(n, mode, by_rule(mode, beta, t), True) for n in sets(LOSS_SETS)) <= LOSS:
                 threshold = t
         rules[mode] = (beta, threshold)
         X, y, w = [], [], []
@@ -151,28 +171,35 @@ def main():
         beta, t = rules[mode]
         print(f"| {mode} | {', '.join(f'{v:.3f}' for v in beta)} | {t:.2f} | {', '.join(f'{v:.3f}' for v in scales[mode])} |")
 
-    def rule_of(mode):
-        beta, t = rules[mode]
-        return lambda best: np.dot(beta, query_features(mode, best)) >= t
+    def rule_of(column):
+        if column == "lexical":
+            return by_hybrid(*rules["hybrid"])
+        return by_rule(column.split(",")[0], *rules[column.split(",")[0]])
+
+    # The last column: lexical mode without the model (its words-only rule).
+    columns = MODES + ["lexical, words only"]
+    head = "| set | " + " | ".join(columns) + " |\n|---|---|---|---|---|"
 
     print("\n## Relevant records of each top 10 that the no-match rule drops (fitted part / checked part)\n")
-    print("| set | " + " | ".join(MODES) + " |\n|---|---|---|---|")
+    print(head)
     for n in sets(LABELLED):
         cells = []
-        for mode in MODES:
-            parts = [f"{100 * dropped(n, mode, rule_of(mode), p):.1f}%"
+        for column in columns:
+            mode = column.split(",")[0]
+            parts = [f"{100 * dropped(n, mode, rule_of(column), p):.1f}%"
                      for p in (True, False) if any(fitted(n, q) == p for q, _ in top10(n, mode))]
             cells.append(" / ".join(parts))
         print(f"| {n} | " + " | ".join(cells) + " |")
 
     print("\n## Queries about something else that get no hit (fitted part / checked part)\n")
-    print("| set | " + " | ".join(MODES) + " |\n|---|---|---|---|")
+    print(head)
     for n in sets(ELSEWHERE):
         cells = []
-        for mode in MODES:
+        for column in columns:
+            mode = column.split(",")[0]
             parts = []
             for p in (True, False):
-                share, count = empty(n, mode, rule_of(mode), p)
+                share, count = empty(n, mode, rule_of(column), p)
                 if count:
                     parts.append(f"{100 * share:.0f}% of {count}")
             cells.append(" / ".join(parts))

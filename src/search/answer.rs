@@ -47,10 +47,12 @@ pub fn paragraphs(text: &str) -> Result<Vec<String>> {
     Ok(paragraphs)
 }
 
-/// Opens the index in `dir` for a search with `options`, and, unless the
-/// mode is lexical, loads the model it was built with. The two run side by
-/// side: each takes milliseconds that a one-query process waits for.
-/// `note` hears which model was loaded.
+/// Opens the index in `dir` for a search with `options`, and loads the
+/// model it was built with. The two run side by side: each takes
+/// milliseconds that a one-query process waits for. `note` hears which
+/// model was loaded. Lexical mode reads the model only to decide whether
+/// the query matches anything: without it (not fetched, or other weights)
+/// it searches by words alone, and `note` says so.
 pub fn open(
     dir: &Path,
     choice: &ModelChoice,
@@ -58,8 +60,20 @@ pub fn open(
     note: &(dyn Fn(&str) + Sync),
 ) -> Result<(Index, Option<BertEmbedder>)> {
     if options.mode == Mode::Lexical {
-        let index = Index::open(dir)?;
-        return Ok((index, None));
+        let wanted = SearchOptions {
+            mode: Mode::Hybrid,
+            ..options.clone()
+        };
+        return match open(dir, choice, &wanted, note) {
+            Ok((index, model)) => Ok((index, model)),
+            Err(e) => {
+                let index = Index::open(dir)?;
+                note(&format!(
+                    "no-match decided by words alone (the model did not load: {e})"
+                ));
+                Ok((index, None))
+            }
+        };
     }
     let manifest = Manifest::read(dir)?;
     let (index, model) = std::thread::scope(|scope| {
@@ -108,7 +122,8 @@ pub(crate) fn load_for(
 }
 
 /// Answers `query` on `index`; `model` must be given unless the mode is
-/// lexical (with `--explain`, it also embeds the hits' sentences).
+/// lexical (with `--explain`, it also embeds the hits' sentences; in
+/// lexical mode it decides whether the query matches anything).
 pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Result<Results> {
     let deadline = crate::deadline::current();
     let options = &query.options;
@@ -116,7 +131,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     // Each paragraph parsed and analysed once, for every step below.
     let parsed: Vec<Parsed> = paragraphs.iter().map(|p| Parsed::new(p)).collect();
     let vectors = match (options.mode, model) {
-        (Mode::Lexical, _) => None,
+        (Mode::Lexical, None) => None,
         (_, Some(model)) => {
             // Without the quotes and the -words (see `syntax`).
             let refs: Vec<&str> = parsed.iter().map(|p| p.syntax.text.as_str()).collect();
@@ -152,7 +167,8 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         .map(|(hit, _)| index.paper(hit.row))
         .collect::<Result<Vec<_>>>()?;
     let texts: Vec<&str> = papers.iter().map(|p| p.text.as_str()).collect();
-    let evidence: Vec<String> = match (model, &vectors, query.explain) {
+    let by_meaning = query.explain && options.mode != Mode::Lexical;
+    let evidence: Vec<String> = match (model, &vectors, by_meaning) {
         (Some(model), Some(vectors), true) => {
             // One model pass over every sentence of every hit.
             let sentences: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();

@@ -114,15 +114,16 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
 /// `cosine(row)` a record's cosine with the query for hybrid candidates the
 /// semantic list did not reach. Without `options.min_score`, a query whose
 /// best hits fail the mode's no-match rule gets none and one that passes
-/// gets its `limit` best; with it, hits scoring under it are left out (0
-/// keeps the `limit` best). Either list may be partial (graph candidates,
-/// matching records only).
+/// gets its `limit` best (`decision` may say it was decided already); with
+/// it, hits scoring under it are left out (0 keeps the `limit` best). Either
+/// list may be partial (graph candidates, matching records only).
 pub fn combine(
     semantic: Vec<Hit>,
     lexical: Vec<Hit>,
     (bound, terms, centre): (f32, usize, f32),
     cosine: &dyn Fn(usize) -> f32,
     options: &SearchOptions,
+    decision: Decision,
 ) -> Vec<Hit> {
     let semantic = ranking(semantic, false);
     let lexical = ranking(lexical, true);
@@ -171,7 +172,8 @@ pub fn combine(
         terms,
         centre,
     };
-    if options.min_score.is_none() && !relevance::matching(mode).matches(&evidence) {
+    let judged = decision == Decision::ByRule && options.min_score.is_none();
+    if judged && !relevance::matching(mode).matches(&evidence) {
         return Vec::new();
     }
     let scale = relevance::scale(mode);
@@ -179,6 +181,16 @@ pub fn combine(
         hit.score = scale.score(hit.score, best);
     }
     rank(hits, options)
+}
+
+/// Who decides whether a text query matches anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The mode's own no-match rule, from the hits [`combine`] ranks.
+    ByRule,
+    /// Decided before, to match: lexical mode with the query's meaning at
+    /// hand asks hybrid mode's rule first (`retrieve::search_parsed`).
+    Matched,
 }
 
 /// How many of a query's best hits the no-match rule reads.
@@ -254,6 +266,7 @@ mod tests {
             (10.0, 3, 0.0),
             &cosine,
             &options,
+            Decision::ByRule,
         );
         let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
         let p = |c, b| relevance::evidence(Mode::Hybrid, c, b, 3);
@@ -289,6 +302,7 @@ mod tests {
                 min_score: Some(floor),
                 ..options
             },
+            Decision::ByRule,
         );
         assert_eq!(floored.len(), 2, "the floor applies to the probability");
     }
@@ -303,21 +317,46 @@ mod tests {
             // A strong best hit: every hit is listed, the weak one too.
             let strong = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
             let words = vec![Hit::new(0, 10.0)];
-            let hits = combine(strong, words, (10.0, 3, 0.0), &|_| 0.0, &options);
+            let by_rule = Decision::ByRule;
+            let hits = combine(strong, words, (10.0, 3, 0.0), &|_| 0.0, &options, by_rule);
             assert_eq!(hits.len(), 2, "{mode:?}: a match lists its k best");
             assert!(hits[0].score > 0.5 && hits[1].score < hits[0].score);
             // Nothing near: no hit at all, unless --min-score 0 asks.
             let weak = vec![Hit::new(0, 0.12), Hit::new(1, 0.05)];
-            let none = combine(weak.clone(), Vec::new(), (0.0, 3, 0.0), &|_| 0.0, &options);
+            let measures = (0.0, 3, 0.0);
+            let none = combine(
+                weak.clone(),
+                Vec::new(),
+                measures,
+                &|_| 0.0,
+                &options,
+                by_rule,
+            );
             assert!(none.is_empty(), "{mode:?}: a cosine of 0.12 is no match");
             let all = SearchOptions {
                 min_score: Some(0.0),
                 ..options
             };
             assert_eq!(
-                combine(weak, Vec::new(), (0.0, 3, 0.0), &|_| 0.0, &all).len(),
+                combine(weak, Vec::new(), measures, &|_| 0.0, &all, by_rule).len(),
                 2
             );
         }
+    }
+
+    #[test]
+    fn a_lexical_query_decided_to_match_lists_even_weak_word_hits() {
+        let options = SearchOptions {
+            mode: Mode::Lexical,
+            ..Default::default()
+        };
+        // One query term of three, weakly: the words-only rule says no match.
+        let weak = || vec![Hit::new(3, 1.0), Hit::new(4, 0.5)];
+        let measures = (30.0, 3, 0.0);
+        let none = |_: usize| 0.0;
+        assert!(combine(vec![], weak(), measures, &none, &options, Decision::ByRule).is_empty());
+        let hits = combine(vec![], weak(), measures, &none, &options, Decision::Matched);
+        assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [3, 4]);
+        assert!(hits[0].score > hits[1].score);
     }
 }

@@ -19,7 +19,10 @@
 //!    hybrid mode, its cosine with the collection's centre
 //!    ([`Index::centre`](crate::index::Index::centre)). A
 //!    query that matches lists its `-k` best; one that does not lists
-//!    nothing. The rule was fitted to tell queries of a collection's own
+//!    nothing. Lexical mode asks hybrid mode's rule (the query's meaning
+//!    tells a query of another field that shares common words with the
+//!    collection); only without the model does it fall back to its own,
+//!    words-only rule. The rule was fitted to tell queries of a collection's own
 //!    field from queries of another field (biomedical claims asked of the
 //!    seeds, half of the seeds' computer-science queries asked of
 //!    SciFact), and its threshold is the highest that drops at most 1% of
@@ -169,7 +172,9 @@ impl Matching {
 
 /// The no-match rule of each mode (`bench/score.py`: coefficients, then
 /// the threshold folded into the intercept: semantic −9.088 + 1.2,
-/// lexical −12.967 + 2.15, hybrid −12.258 + 1.05).
+/// lexical −12.967 + 2.15, hybrid −12.258 + 1.05). Lexical mode's is the
+/// words-only rule it uses when the model is not at hand; with the model
+/// it asks hybrid mode's (`retrieve::search_parsed`).
 pub fn matching(mode: Mode) -> Matching {
     match mode {
         Mode::Semantic => Matching {

@@ -6,7 +6,7 @@
 use super::candidates::{apply_windows, candidates, resolve_strategy, sane, strategy_for};
 use super::filters;
 use super::options::{Mode, SearchOptions, Strategy};
-use super::rank::{combine, rank, Hit};
+use super::rank::{combine, rank, Decision, Hit};
 use super::syntax::Parsed;
 use crate::error::{Error, Result};
 use crate::index::Index;
@@ -23,7 +23,9 @@ const HYBRID_GRAPH_DEPTH: usize = 200;
 
 /// Answers a text query in `options.mode`: `vector` is the query's
 /// embedding (needed unless the mode is lexical). A record's semantic
-/// score is the best of its vector's and its windows'.
+/// score is the best of its vector's and its windows'. In lexical mode a
+/// `vector`, when given, only decides whether the query matches anything
+/// (as hybrid mode's rule does); the ranking stays by words.
 pub fn search_text(
     index: &Index,
     text: &str,
@@ -42,6 +44,22 @@ pub fn search_parsed(
     vector: Option<&[f32]>,
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
+    let decision = match (options.mode, vector, options.min_score) {
+        // Words alone cannot tell a query of another field that shares
+        // common words with the collection: lexical mode asks whether the
+        // query would match by meaning and words, as hybrid mode does.
+        (Mode::Lexical, Some(_), None) => {
+            let hybrid = SearchOptions {
+                mode: Mode::Hybrid,
+                ..options.clone()
+            };
+            if search_parsed(index, query, vector, &hybrid)?.is_empty() {
+                return Ok(Vec::new());
+            }
+            Decision::Matched
+        }
+        _ => Decision::ByRule,
+    };
     let allowed = super::syntax::allowed(index, &query.syntax)?;
     let filtered = filters::allowed(index, &[], options)?;
     let keep = |row: usize| filtered(row) && allowed.as_ref().is_none_or(|a| a.contains(&row));
@@ -91,6 +109,7 @@ pub fn search_parsed(
         (bound, terms, centre),
         &cosine,
         options,
+        decision,
     ))
 }
 

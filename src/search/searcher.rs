@@ -14,6 +14,7 @@
 //! rebuild changed it.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -53,6 +54,9 @@ pub struct Searcher {
     follow: bool,
     current: RwLock<Current>,
     model: Mutex<Option<Model>>,
+    /// Set once the model failed to load for a lexical query, which then
+    /// searches by words alone rather than trying again on every query.
+    words_only: AtomicBool,
 }
 
 impl Searcher {
@@ -63,9 +67,9 @@ impl Searcher {
         Ok(Searcher::new(dir, choice, index, None))
     }
 
-    /// Opens the index and, unless `options` is lexical, its model, side by
-    /// side (each takes milliseconds that a one-query process waits for);
-    /// `note` hears which model was loaded.
+    /// Opens the index and its model side by side (each takes milliseconds
+    /// that a one-query process waits for); `note` hears which model was
+    /// loaded. In lexical mode the model is optional ([`answer::open`]).
     pub fn open_for(
         dir: &Path,
         choice: &ModelChoice,
@@ -73,7 +77,11 @@ impl Searcher {
         note: &(dyn Fn(&str) + Sync),
     ) -> Result<Searcher> {
         let (index, model) = answer::open(dir, choice, options, note)?;
-        Ok(Searcher::new(dir, choice, index, model))
+        let searcher = Searcher::new(dir, choice, index, model);
+        if searcher.model.lock().is_ok_and(|m| m.is_none()) {
+            searcher.words_only.store(true, Ordering::Relaxed);
+        }
+        Ok(searcher)
     }
 
     fn new(dir: &Path, choice: &ModelChoice, index: Index, model: Option<BertEmbedder>) -> Self {
@@ -91,6 +99,7 @@ impl Searcher {
                 checked: Instant::now(),
             }),
             model: Mutex::new(model),
+            words_only: AtomicBool::new(false),
         }
     }
 
@@ -202,7 +211,13 @@ impl Searcher {
     pub fn search(&self, query: &Query) -> Result<Results> {
         let index = self.index();
         let model = match query.options.mode {
-            super::Mode::Lexical => None,
+            // Lexical mode reads the model only for its no-match decision.
+            super::Mode::Lexical if self.words_only.load(Ordering::Relaxed) => None,
+            super::Mode::Lexical => {
+                let model = self.model_for(&index, &|_| {}).ok();
+                self.words_only.store(model.is_none(), Ordering::Relaxed);
+                model
+            }
             _ => Some(self.model_for(&index, &|_| {})?),
         };
         let query = Query {

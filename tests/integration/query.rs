@@ -155,6 +155,51 @@ fn a_query_about_nothing_in_the_index_gets_no_hits() {
 }
 
 #[test]
+fn lexical_mode_decides_no_match_as_hybrid_mode_does_and_by_words_without_the_model() {
+    crate::needs!(Seeds);
+    // Words alone would find nothing here (no hit shares enough of them),
+    // yet the seeds' speech papers are about it: hybrid's rule says match.
+    let speech = "Language development in infants depends on exposure to speech";
+    for query in [
+        speech,
+        "vitamin D deficiency and bone fractures in elderly women",
+        "Attention deficit in children predicts later reading performance",
+        "position encoding for long contexts",
+        "zzzxqy",
+    ] {
+        let listed = |mode: &str| {
+            seed(&["search", "--json", "--mode", mode, query])
+                .ok()
+                .json_lines::<Hit>()
+                .len()
+        };
+        let (lexical, hybrid) = (listed("lexical"), listed("hybrid"));
+        assert_eq!(lexical == 0, hybrid == 0, "{query}: {lexical} vs {hybrid}");
+    }
+    let with_model = seed(&["search", "--json", "--mode", "lexical", speech]).ok();
+    assert_eq!(with_model.json_lines::<Hit>().len(), 10);
+    // Without the model, words alone decide, and a note says so.
+    let missing = tempfile::tempdir().unwrap();
+    let gone = missing.path().join("no-model").display().to_string();
+    let run = seed(&[
+        "search",
+        "--model-dir",
+        &gone,
+        "--json",
+        "--mode",
+        "lexical",
+        speech,
+    ])
+    .ok();
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("no-match decided by words alone"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn a_right_hit_reads_as_a_strong_match_and_holds_when_words_are_added() {
     crate::needs!(Seeds);
     // The README's demo: the length-generalization papers lead with a
