@@ -233,7 +233,7 @@ awk -v runs="$runs" -v records="$records" -v pieces="$pieces" -v gflop="$gflop" 
     tb == "" ? "" : sprintf("PyTorch bf16 matmul %.1f", tb)
   printf "| cold search, whole process | %.0f ms, %d MB | %s | < 50 ms, < 150 MB |\n", \
     sw * 1000, sr / 1024, qw == "" ? "not run" : sprintf("%.0f ms, %d MB", qw * 1000, qr / 1024)
-  printf "| search --mode lexical (no model) | %.0f ms, %d MB | | |\n", lw * 1000, lr / 1024
+  printf "| search --mode lexical | %.0f ms, %d MB | | |\n", lw * 1000, lr / 1024
   printf "| similar ID | %.0f ms, %d MB | | < 20 ms |\n", mw * 1000, mr / 1024
   printf "| re-index, nothing new | %.0f ms, %d MB | | < 500 ms |\n", nw * 1000, nr / 1024
 }'

@@ -64,7 +64,8 @@ enum ModeArg {
     Hybrid,
     /// Embedding similarity only
     Semantic,
-    /// BM25 over the words only; loads no model
+    /// BM25 over the words only (the model, when it loads, only decides
+    /// whether the query matches anything)
     Lexical,
 }
 

@@ -55,7 +55,8 @@ pub struct Searcher {
     current: RwLock<Current>,
     model: Mutex<Option<Model>>,
     /// Set once the model failed to load for a lexical query, which then
-    /// searches by words alone rather than trying again on every query.
+    /// searches by words alone rather than trying again on every query
+    /// (until another mode's query loads it).
     words_only: AtomicBool,
 }
 
@@ -218,7 +219,12 @@ impl Searcher {
                 self.words_only.store(model.is_none(), Ordering::Relaxed);
                 model
             }
-            _ => Some(self.model_for(&index, &|_| {})?),
+            _ => {
+                let model = self.model_for(&index, &|_| {})?;
+                // Loaded after all: lexical queries may read it again.
+                self.words_only.store(false, Ordering::Relaxed);
+                Some(model)
+            }
         };
         let query = Query {
             options: self.resolve(&index, &query.options),
