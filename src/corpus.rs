@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::input::{read_input, Fields};
-use crate::paper::{Paper, PaperId, Place, Source};
+use crate::paper::{Paper, PaperId, Place};
 
 /// A file that was looked at and not indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,13 +76,7 @@ impl Corpus {
                     );
                     for paragraph in paragraphs {
                         corpus.paragraphs += 1;
-                        let source = Source {
-                            file: name.clone(),
-                            path: file.display().to_string(),
-                            paragraph: paragraph.number,
-                        };
-                        let mut paper = Paper::new(paragraph.text, source);
-                        paper.meta = paragraph.meta;
+                        let mut paper = paragraph.into_paper(&name, &file);
                         let Ok(place) = Place::of(
                             &paper,
                             |id| Ok::<_, Infallible>(by_id.get(&id).copied()),

@@ -7,7 +7,7 @@
 //! takes the one whose vector is closest to the query's; `--explain` asks
 //! for it, at the price of one model pass over the hits' sentences.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::analysis::Analysis;
 use crate::lexical::TermWeights;
@@ -33,7 +33,10 @@ pub fn by_words<'t>(text: &'t str, terms: &HashSet<String>, bm25: &dyn TermWeigh
     let sentences = sentences(text);
     let mut best = (0.0f32, sentences.first().copied().unwrap_or(text));
     for sentence in sentences {
-        let found: HashSet<String> = bm25
+        // Summed in term order: in a hash set's order, which changes from
+        // one process to the next, two sentences with the same terms
+        // could differ in the last bit and swap places.
+        let found: BTreeSet<String> = bm25
             .analysis()
             .terms(sentence)
             .into_iter()

@@ -43,6 +43,21 @@ pub struct Paragraph {
     pub embedding: Option<Vec<f32>>,
 }
 
+impl Paragraph {
+    /// The record it holds, found as paragraph `number` of the file named
+    /// `file` at `path` (its vector, if any, is left out).
+    pub fn into_paper(self, file: &str, path: &std::path::Path) -> crate::paper::Paper {
+        let source = crate::paper::Source {
+            file: file.to_string(),
+            path: path.display().to_string(),
+            paragraph: self.number,
+        };
+        let mut paper = crate::paper::Paper::new(self.text, source);
+        paper.meta = self.meta;
+        paper
+    }
+}
+
 /// A line (or entry, or row) that was not read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadLine {

@@ -44,30 +44,25 @@ pub fn search_parsed(
     vector: Option<&[f32]>,
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
-    let decision = match (options.mode, vector, options.min_score) {
-        // Words alone cannot tell a query of another field that shares
-        // common words with the collection: lexical mode asks whether the
-        // query would match by meaning and words, as hybrid mode does.
-        (Mode::Lexical, Some(_), None) => {
-            let hybrid = SearchOptions {
-                mode: Mode::Hybrid,
-                ..options.clone()
-            };
-            if search_parsed(index, query, vector, &hybrid)?.is_empty() {
-                return Ok(Vec::new());
-            }
-            Decision::Matched
-        }
-        _ => Decision::ByRule,
+    // Words alone cannot tell a query of another field that shares common
+    // words with the collection: with the query's meaning at hand, lexical
+    // mode gathers hybrid's lists and asks hybrid's rule whether the query
+    // matches, then ranks its own list.
+    let by_hybrid =
+        options.mode == Mode::Lexical && vector.is_some() && options.min_score.is_none();
+    let gather = if by_hybrid {
+        Mode::Hybrid
+    } else {
+        options.mode
     };
     let allowed = super::syntax::allowed(index, &query.syntax)?;
     let filtered = filters::allowed(index, &[], options)?;
     let keep = |row: usize| filtered(row) && allowed.as_ref().is_none_or(|a| a.contains(&row));
-    let semantic = match (options.mode, vector) {
+    let semantic = match (gather, vector) {
         (Mode::Lexical, _) => Vec::new(),
         (_, Some(vector)) => {
             // Hybrid scores more than the final count.
-            let depth = match (options.mode, resolve_strategy(index, options.strategy)) {
+            let depth = match (gather, resolve_strategy(index, options.strategy)) {
                 (Mode::Hybrid, Strategy::Graph) => options.limit.max(HYBRID_GRAPH_DEPTH),
                 (Mode::Hybrid, _) => options.limit.max(HYBRID_SEMANTIC_DEPTH),
                 _ => options.limit,
@@ -79,7 +74,7 @@ pub fn search_parsed(
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
-    let (lexical, bound) = match options.mode {
+    let (mut lexical, bound) = match gather {
         Mode::Semantic => (Vec::new(), 0.0),
         mode => {
             let segments = index.lexical()?;
@@ -98,18 +93,47 @@ pub fn search_parsed(
         }
     };
     let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
-    let terms = query.terms.len();
-    let centre = match (options.mode, vector) {
+    let centre = match (gather, vector) {
         (Mode::Hybrid, Some(v)) => dot(index.centre(), v),
         _ => 0.0,
     };
-    Ok(combine(
+    let measures = (bound, query.terms.len(), centre);
+    if !by_hybrid {
+        return Ok(combine(
+            semantic,
+            lexical,
+            measures,
+            &cosine,
+            options,
+            Decision::ByRule,
+        ));
+    }
+    let hybrid = SearchOptions {
+        mode: Mode::Hybrid,
+        ..options.clone()
+    };
+    if combine(
         semantic,
+        lexical.clone(),
+        measures,
+        &cosine,
+        &hybrid,
+        Decision::ByRule,
+    )
+    .is_empty()
+    {
+        return Ok(Vec::new());
+    }
+    // The lexical list is best first: its top `limit` is lexical mode's.
+    lexical.truncate(options.limit);
+    let matched = Decision::Matched;
+    Ok(combine(
+        Vec::new(),
         lexical,
-        (bound, terms, centre),
+        measures,
         &cosine,
         options,
-        decision,
+        matched,
     ))
 }
 

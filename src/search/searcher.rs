@@ -78,10 +78,10 @@ impl Searcher {
         note: &(dyn Fn(&str) + Sync),
     ) -> Result<Searcher> {
         let (index, model) = answer::open(dir, choice, options, note)?;
+        // Only lexical mode opens without the model: it failed to load.
+        let words_only = model.is_none();
         let searcher = Searcher::new(dir, choice, index, model);
-        if searcher.model.lock().is_ok_and(|m| m.is_none()) {
-            searcher.words_only.store(true, Ordering::Relaxed);
-        }
+        searcher.words_only.store(words_only, Ordering::Relaxed);
         Ok(searcher)
     }
 

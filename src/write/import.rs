@@ -15,7 +15,6 @@ use crate::index::import::Batch;
 use crate::index::{Index, UpdateReport};
 use crate::input::stream::Stream;
 use crate::input::Paragraph;
-use crate::paper::{Paper, Source};
 use crate::vector::unit;
 use crate::write::{IndexRequest, Observer, VERIFY_COSINE, VERIFY_SAMPLE};
 
@@ -209,8 +208,8 @@ impl Reader<'_> {
         };
         let mut batch = Vec::with_capacity(records.len());
         let mut lines = Vec::with_capacity(records.len());
-        for paragraph in records {
-            let vector = paragraph.embedding.unwrap_or_default();
+        for mut paragraph in records {
+            let vector = paragraph.embedding.take().unwrap_or_default();
             if vector.len() != self.dimension {
                 return Err(wrong(
                     paragraph.line,
@@ -225,15 +224,8 @@ impl Reader<'_> {
                 Ok(vector) => vector,
                 Err(reason) => return Err(wrong(paragraph.line, reason)),
             };
-            let source = Source {
-                file: name.to_string(),
-                path: path.display().to_string(),
-                paragraph: paragraph.number,
-            };
-            let mut paper = Paper::new(paragraph.text, source);
-            paper.meta = paragraph.meta;
             lines.push(paragraph.line);
-            batch.push((paper, vector));
+            batch.push((paragraph.into_paper(name, path), vector));
         }
         if let Some((embedder, model)) = self.verify.filter(|_| !batch.is_empty()) {
             self.verify = None;
