@@ -15,13 +15,16 @@ use super::softmax::softmax_in_place;
 
 /// The attention context (tokens × hidden) of `qkv` (tokens × 3·hidden,
 /// queries then keys then values, heads side by side in each), for a batch
-/// of `lengths.len()` sequences padded to `width` positions.
+/// of `lengths.len()` sequences padded to `width` positions. Where
+/// `on_tiles`, the same in bf16 on the matrix unit
+/// ([`super::amx::attention`]; heads of a multiple of 32 dimensions).
 pub fn fused_attention(
     qkv: &Tensor,
     lengths: &[usize],
     width: usize,
     heads: usize,
     head_size: usize,
+    on_tiles: bool,
 ) -> Result<Tensor> {
     let hidden = heads * head_size;
     let tokens = lengths.len() * width;
@@ -36,6 +39,11 @@ pub fn fused_attention(
         candle_core::bail!("attention: contiguous qkv only");
     };
     let qkv = &data[start..end];
+    if on_tiles {
+        let context = super::amx::attention(qkv, lengths, width, heads, head_size);
+        drop(storage);
+        return Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu);
+    }
     let scale = 1.0 / (head_size as f32).sqrt();
 
     // One task per sequence and head. Each writes its own rows × columns
@@ -155,7 +163,7 @@ mod tests {
             .unwrap()
             .reshape((tokens, 3 * hidden))
             .unwrap();
-        let got = fused_attention(&qkv, &lengths, width, heads, head_size).unwrap();
+        let got = fused_attention(&qkv, &lengths, width, heads, head_size, false).unwrap();
 
         let mask: Vec<u32> = lengths
             .iter()

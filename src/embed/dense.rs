@@ -84,6 +84,32 @@ impl Dense {
         x.matmul(&self.weight.t()?)
     }
 
+    /// `gelu(x · upᵀ + up_bias) · downᵀ` (without `down`'s bias, which
+    /// the layer's close adds), fused on the matrix unit where both layers
+    /// are packed for it ([`super::amx::feed_forward`]); `None` elsewhere,
+    /// for the caller to run the three steps.
+    pub fn feed_forward(up: &Dense, down: &Dense, x: &Tensor) -> Result<Option<Tensor>> {
+        let (Some(up_packed), Some(down_packed), Some(bias)) =
+            (&up.packed, &down.packed, &up.bias_values)
+        else {
+            return Ok(None);
+        };
+        let (rows, inputs) = x.dims2()?;
+        if !fast(x) || inputs != up_packed.inputs() {
+            candle_core::bail!("dense: input {:?} for a feed-forward of {inputs}", x.dims());
+        }
+        let (storage, layout) = x.storage_and_layout();
+        let Storage::Cpu(CpuStorage::F32(data)) = &*storage else {
+            candle_core::bail!("dense: f32 on the CPU only");
+        };
+        let Some((start, end)) = layout.contiguous_offsets() else {
+            candle_core::bail!("dense: contiguous operands only");
+        };
+        let out = super::amx::feed_forward(&data[start..end], up_packed, bias, down_packed);
+        drop(storage);
+        Tensor::from_vec(out, (rows, down_packed.outputs()), x.device()).map(Some)
+    }
+
     /// The CPU path: gemm into a fresh buffer, which starts as the bias
     /// rows when there is a bias and is otherwise written whole by gemm.
     fn gemm(&self, x: &Tensor, bias: Option<&[f32]>) -> Result<Tensor> {

@@ -146,6 +146,8 @@ pub struct Encoder {
     heads: usize,
     head_size: usize,
     hidden: usize,
+    /// Whether attention runs on the matrix unit (after [`Encoder::pack_bf16`]).
+    attention_on_tiles: bool,
 }
 
 impl Encoder {
@@ -264,12 +266,13 @@ impl Encoder {
             heads: config.num_attention_heads,
             head_size: config.hidden_size / config.num_attention_heads,
             hidden: h,
+            attention_on_tiles: false,
         })
     }
 
-    /// Runs every dense product of the layers in bf16 on the CPU's
-    /// matrix unit from now on ([`super::amx`]); attention, GELU and layer
-    /// norm stay in f32. Only for an encoder loaded on the CPU in f32.
+    /// Runs every dense product of the layers, and attention's two
+    /// products, in bf16 on the CPU's matrix unit from now on
+    /// ([`super::amx`]); softmax, GELU and layer norm stay in f32. Only for an encoder loaded on the CPU in f32.
     pub fn pack_bf16(&mut self) -> Result<()> {
         for layer in &mut self.layers {
             for dense in [
@@ -281,6 +284,7 @@ impl Encoder {
                 dense.pack_bf16()?;
             }
         }
+        self.attention_on_tiles = self.head_size.is_multiple_of(32);
         Ok(())
     }
 
@@ -307,7 +311,14 @@ impl Encoder {
         for layer in &self.layers {
             let qkv = layer.qkv.forward(&x)?;
             let context = if fused {
-                fused_attention(&qkv, lengths, length, self.heads, self.head_size)?
+                fused_attention(
+                    &qkv,
+                    lengths,
+                    length,
+                    self.heads,
+                    self.head_size,
+                    self.attention_on_tiles,
+                )?
             } else {
                 let qkv = qkv
                     .reshape((batch, length, 3, self.heads, self.head_size))?
@@ -325,10 +336,16 @@ impl Encoder {
             x = layer
                 .attention_close
                 .forward(layer.attention_out.product(&context)?, &x)?;
-            let inner = bias_gelu(layer.intermediate.product(&x)?, layer.intermediate.bias())?;
-            x = layer
-                .output_close
-                .forward(layer.output.product(&inner)?, &x)?;
+            let down = match Dense::feed_forward(&layer.intermediate, &layer.output, &x)? {
+                Some(down) => down,
+                None => {
+                    let up = layer.intermediate.product(&x)?;
+                    layer
+                        .output
+                        .product(&bias_gelu(up, layer.intermediate.bias())?)?
+                }
+            };
+            x = layer.output_close.forward(down, &x)?;
         }
         x.reshape((batch, length, h))
     }

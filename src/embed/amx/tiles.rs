@@ -59,10 +59,24 @@ thread_local! {
     static ROUNDED: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Runs `f` with [`CONFIG`] loaded on this thread's tiles, then releases
+/// them.
+pub(super) fn with_tiles<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the configuration is valid for palette 1 (8 tiles of 16
+    // rows × 64 bytes); callers run only where `enable` was true, so the
+    // process may use tile state.
+    unsafe { asm!("ldtilecfg [{}]", in(reg) CONFIG.0.as_ptr(), options(nostack)) };
+    let result = f();
+    // SAFETY: returns the tiles to their initial state, so the kernel
+    // need not save them at the next switch.
+    unsafe { asm!("tilerelease", options(nostack)) };
+    result
+}
+
 /// Rounds `rows` (each `k` long) into `dst` (BLOCK rows of `kp`), 16
 /// values per conversion instruction, padding with zeros: the columns past
 /// `k`, and the rows past the last given.
-fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
+pub(super) fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
     let whole = k / 16 * 16;
     let mut given = rows.chunks_exact(k);
     for to in dst.chunks_exact_mut(kp) {
@@ -83,7 +97,7 @@ fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
 
 /// `dst = bf16(src)` to nearest even, both a multiple of 16 long.
 #[target_feature(enable = "avx512f,avx512bf16")]
-fn round_avx512(dst: &mut [u16], src: &[f32]) {
+pub(super) fn round_avx512(dst: &mut [u16], src: &[f32]) {
     use std::arch::x86_64::{
         __m256bh, __m256i, _mm256_storeu_si256, _mm512_cvtneps_pbh, _mm512_loadu_ps,
     };
@@ -117,36 +131,32 @@ pub(super) fn run(out: &mut [f32], input: &[f32], weight: &Packed, start: &[f32]
     ROUNDED.with(|rounded| {
         let mut rounded = rounded.borrow_mut();
         rounded.resize(BLOCK * kp, 0);
-        // SAFETY: the configuration is valid for palette 1 (8 tiles of 16
-        // rows × 64 bytes), and `enable` was true (`product` checks it) so
-        // the process may use tile state.
-        unsafe { asm!("ldtilecfg [{}]", in(reg) CONFIG.0.as_ptr(), options(nostack)) };
-        for (block, sums) in out.chunks_exact_mut(BLOCK * np).enumerate() {
-            let rows = input.get(block * BLOCK * k..).unwrap_or(&[]);
-            round_block(&mut rounded, &rows[..rows.len().min(BLOCK * k)], k, kp);
-            for first in (0..np).step_by(BLOCK) {
-                // SAFETY: `rounded` is 32 rows of `kp` values; the weight
-                // tiles of outputs `first..first + 32` are `2 · steps`
-                // tiles from `first / 16 · steps`, inside `weight.tiles`
-                // (np · kp values); `sums` is 32 rows of `np` floats and
-                // `start` `np` floats, so the 32 × 32 block at column
-                // `first` is inside both.
-                unsafe {
-                    block_product(
-                        sums.as_mut_ptr().add(first),
-                        np,
-                        rounded.as_ptr(),
-                        kp,
-                        weight.tiles.as_ptr().add(first / 16 * steps * TILE),
-                        steps,
-                        start.as_ptr().add(first),
-                    );
+        // `enable` was true: `product` checks it.
+        with_tiles(|| {
+            for (block, sums) in out.chunks_exact_mut(BLOCK * np).enumerate() {
+                let rows = input.get(block * BLOCK * k..).unwrap_or(&[]);
+                round_block(&mut rounded, &rows[..rows.len().min(BLOCK * k)], k, kp);
+                for first in (0..np).step_by(BLOCK) {
+                    // SAFETY: `rounded` is 32 rows of `kp` values; the weight
+                    // tiles of outputs `first..first + 32` are `2 · steps`
+                    // tiles from `first / 16 · steps`, inside `weight.tiles`
+                    // (np · kp values); `sums` is 32 rows of `np` floats and
+                    // `start` `np` floats, so the 32 × 32 block at column
+                    // `first` is inside both.
+                    unsafe {
+                        block_product(
+                            sums.as_mut_ptr().add(first),
+                            np,
+                            rounded.as_ptr(),
+                            kp,
+                            weight.tiles.as_ptr().add(first / 16 * steps * TILE),
+                            steps,
+                            start.as_ptr().add(first),
+                        );
+                    }
                 }
             }
-        }
-        // SAFETY: returns the tiles to their initial state, so the kernel
-        // need not save them at the next switch.
-        unsafe { asm!("tilerelease", options(nostack)) };
+        });
     });
 }
 
@@ -158,7 +168,7 @@ pub(super) fn run(out: &mut [f32], input: &[f32], weight: &Packed, start: &[f32]
 /// The tile configuration of [`CONFIG`] is loaded on this thread, and every
 /// address the loop reads or writes lies in its caller's buffers.
 #[inline(always)]
-unsafe fn block_product(
+pub(super) unsafe fn block_product(
     sums: *mut f32,
     ld: usize,
     inputs: *const u16,
@@ -180,13 +190,22 @@ unsafe fn block_product(
     );
     let row_bytes = kp * 2;
     for step in 0..steps {
+        // Each load is followed by the products that wait for it, so the
+        // unit starts on the first while the others arrive; the weights'
+        // next two tiles (from L2: the inputs' rows stay in L1 across the
+        // output columns) are asked for meanwhile. Measured on an
+        // 8192 × 384 by 384 × 1536 product: 10-40% faster than four loads
+        // then four products.
+        let next = (step + 1).min(steps - 1);
+        prefetch_tile(weights.add(next * TILE));
+        prefetch_tile(second.add(next * TILE));
         asm!(
             "tileloadd tmm4, [{a0} + {lda}*1]",
-            "tileloadd tmm5, [{a1} + {lda}*1]",
             "tileloadd tmm6, [{b0} + {ldb}*1]",
-            "tileloadd tmm7, [{b1} + {ldb}*1]",
             "tdpbf16ps tmm0, tmm4, tmm6",
+            "tileloadd tmm7, [{b1} + {ldb}*1]",
             "tdpbf16ps tmm1, tmm4, tmm7",
+            "tileloadd tmm5, [{a1} + {lda}*1]",
             "tdpbf16ps tmm2, tmm5, tmm6",
             "tdpbf16ps tmm3, tmm5, tmm7",
             a0 = in(reg) inputs.add(step * STEP),
@@ -211,4 +230,15 @@ unsafe fn block_product(
         ldc = in(reg) ldc,
         options(nostack),
     );
+}
+
+/// Asks for the 1 KiB packed tile at `tile` in L1, one cache line at a time.
+#[inline(always)]
+fn prefetch_tile(tile: *const u16) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    for line in 0..16 {
+        // SAFETY: a prefetch reads nothing architecturally and never
+        // faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(tile.wrapping_add(line * 32).cast::<i8>()) };
+    }
 }
