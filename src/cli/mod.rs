@@ -124,7 +124,7 @@ pub struct ModelArgs {
     device: DeviceArg,
 
     /// Float type of the encoder: f32 gives sentence-transformers' vectors
-    /// to rounding; bf16 runs the dense products on a CPU's AMX tiles or a
+    /// to rounding; bf16 runs the matrix products on a CPU's AMX tiles or a
     /// GPU's tensor cores, as f16 does on a GPU (f16 also runs, slowly, on
     /// a CPU) [default: bf16 for bulk work on a CPU with AMX, else f32]
     #[arg(long, value_name = "TYPE", env = "PAPERS_PRECISION")]

@@ -8,7 +8,7 @@
 //!   from the mapped file. Starts at once; for queries.
 //! - [`super::batched::BatchedBackend`]: candle's batched encoder on the
 //!   CPU, a CUDA GPU or Metal, in f32 or half precision (f16, bf16; on
-//!   the CPU, bf16 runs the dense products on AMX tiles). Copies the
+//!   the CPU, bf16 runs the matrix products on AMX tiles). Copies the
 //!   weights once; for bulk work, and every GPU.
 
 use std::str::FromStr;
@@ -59,7 +59,7 @@ impl Precision {
 
 impl Precision {
     /// The precision when none is asked for: bulk work on a CPU with a
-    /// matrix unit runs its dense products in bf16 there (its vectors
+    /// matrix unit runs its matrix products in bf16 there (its vectors
     /// rank as the f32 ones do: see the performance document); everything
     /// else, queries included, runs in f32.
     pub fn default_for(device: &candle_core::Device, workload: Workload) -> Precision {

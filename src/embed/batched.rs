@@ -28,7 +28,7 @@ const GPU_MAX_BATCH: usize = 256;
 const GPU_RECORDS: usize = 4096;
 
 /// What `describe` adds for bf16 on the CPU.
-const AMX: &str = " on AMX tiles (f32 outside the dense products)";
+const AMX: &str = " on AMX tiles (f32 outside the matrix products)";
 
 /// What bulk work on this machine's CPU runs when no precision is asked
 /// for, as `describe` would name it, without loading a model.

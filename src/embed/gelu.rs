@@ -83,21 +83,37 @@ pub(super) fn gelu(x: f32) -> f32 {
 fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let mut p = -2.726_142_3e-10_f32;
-    p = p * x2 + 2.770_681_4e-8;
-    p = p * x2 + -2.101_024e-6;
-    p = p * x2 + -5.692_506_4e-5;
-    p = p * x2 + -7.349_906_3e-4;
-    p = p * x2 + -2.954_6e-3;
-    p = p * x2 + -1.609_603_3e-2;
+    let mut p = ERF_P[0];
+    for c in &ERF_P[1..] {
+        p = p * x2 + c;
+    }
     let p = p * x;
-    let mut q = -1.456_607_2e-5_f32;
-    q = q * x2 + -2.133_740_6e-4;
-    q = q * x2 + -1.682_827e-3;
-    q = q * x2 + -7.373_329e-3;
-    q = q * x2 + -1.426_474e-2;
+    let mut q = ERF_Q[0];
+    for c in &ERF_Q[1..] {
+        q = q * x2 + c;
+    }
     p / q
 }
+
+/// erf's numerator: x times a polynomial in x², highest power first.
+pub(super) const ERF_P: [f32; 7] = [
+    -2.726_142_3e-10,
+    2.770_681_4e-8,
+    -2.101_024e-6,
+    -5.692_506_4e-5,
+    -7.349_906_3e-4,
+    -2.954_6e-3,
+    -1.609_603_3e-2,
+];
+
+/// erf's denominator: a polynomial in x², highest power first.
+pub(super) const ERF_Q: [f32; 5] = [
+    -1.456_607_2e-5,
+    -2.133_740_6e-4,
+    -1.682_827e-3,
+    -7.373_329e-3,
+    -1.426_474e-2,
+];
 
 #[cfg(test)]
 mod tests {

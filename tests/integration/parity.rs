@@ -264,7 +264,7 @@ fn least_cosine(got: &[Vec<f32>], expected: &[Vec<f32>]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Bulk work on a CPU with AMX runs its dense products in bf16 there by
+/// Bulk work on a CPU with AMX runs its matrix products in bf16 there by
 /// default, every local fixture within a cosine of 0.998 of
 /// sentence-transformers' f32 vector, and `--precision f32` gives f32
 /// back; on any other CPU the default stays f32 and `--precision bf16` is
@@ -341,7 +341,7 @@ fn info_and_index_name_the_bulk_encoder() {
     let info = crate::util::papers_in(copy.path(), &["info", "--json"]).ok();
     let info: serde_json::Value = serde_json::from_str(info.stdout.trim()).unwrap();
     let want = if cpu_has_amx() {
-        "cpu batched bf16 on AMX tiles (f32 outside the dense products)"
+        "cpu batched bf16 on AMX tiles (f32 outside the matrix products)"
     } else {
         "cpu batched f32"
     };

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 
 use super::tiles::{block_product, round_block, with_tiles};
 use super::{Packed, BLOCK, STEP, TILE};
+use crate::embed::gelu::{ERF_P, ERF_Q};
 
 /// Each worker's buffers: the block's inputs in bf16, its activations in
 /// f32, then in bf16.
@@ -109,22 +110,6 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
 fn gelu_rounded(dst: &mut [u16], src: &[f32]) {
     use std::arch::x86_64::*;
     assert!(dst.len() == src.len() && src.len().is_multiple_of(16));
-    const P: [f32; 7] = [
-        -2.726_142_3e-10,
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ];
-    const Q: [f32; 5] = [
-        -1.456_607_2e-5,
-        -2.133_740_6e-4,
-        -1.682_827e-3,
-        -7.373_329e-3,
-        -1.426_474e-2,
-    ];
     for (to, from) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
         // SAFETY: both chunks hold 16 values: 64 bytes read, 32 written.
         unsafe {
@@ -132,12 +117,12 @@ fn gelu_rounded(dst: &mut [u16], src: &[f32]) {
             let x = _mm512_mul_ps(v, _mm512_set1_ps(std::f32::consts::FRAC_1_SQRT_2));
             let x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-4.0)), _mm512_set1_ps(4.0));
             let x2 = _mm512_mul_ps(x, x);
-            let mut p = _mm512_set1_ps(P[0]);
-            for c in &P[1..] {
+            let mut p = _mm512_set1_ps(ERF_P[0]);
+            for c in &ERF_P[1..] {
                 p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(*c));
             }
-            let mut q = _mm512_set1_ps(Q[0]);
-            for c in &Q[1..] {
+            let mut q = _mm512_set1_ps(ERF_Q[0]);
+            for c in &ERF_Q[1..] {
                 q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(*c));
             }
             let erf = _mm512_mul_ps(_mm512_mul_ps(p, x), _mm512_rcp14_ps(q));
