@@ -15,12 +15,11 @@
 //!   `vcvtneps2bf16`, 16 values per instruction), into a per-thread
 //!   buffer, right before their tiles are loaded.
 //! - Products accumulate in f32, starting from the bias (a tile loaded with
-//!   row stride 0 repeats the bias row), and are written out as f32. What
-//!   surrounds them (attention, softmax, GELU, layer norm, pooling) stays in
-//!   f32 as the f32 encoder computes it.
-//!
-//! Attention's two products run on the tiles too ([`attention`]), with
-//! the softmax between them in f32.
+//!   row stride 0 repeats the bias row), and are written out as f32.
+//! - Attention's two products run on the tiles too ([`attention`]), and the
+//!   feed-forward's two run fused per block of rows ([`feed_forward`]).
+//!   What surrounds the products (softmax, GELU, layer norm, pooling)
+//!   computes in f32.
 //!
 //! The unit is found at run time ([`available`]): the CPU must report
 //! `amx_tile`, `amx_bf16` and `avx512_bf16` (every processor with AMX so
@@ -127,10 +126,7 @@ pub fn product(input: &[f32], weight: &Packed, bias: Option<&[f32]>) -> Vec<f32>
     );
     assert!(bias.is_none_or(|b| b.len() == n), "bias for {n} outputs");
     let (np, _) = weight.padded();
-    let mut start = vec![0f32; np];
-    if let Some(bias) = bias {
-        start[..n].copy_from_slice(bias);
-    }
+    let start = starting_sums(bias.unwrap_or(&[]), np);
     by_blocks(input, k, n, np, |out, input| {
         tiles::run(out, input, weight, &start)
     })
@@ -161,13 +157,18 @@ pub fn feed_forward(input: &[f32], up: &Packed, up_bias: &[f32], down: &Packed) 
         "down-projection of {} inputs",
         down.inputs
     );
-    let (up_padded, _) = up.padded();
-    let mut start = vec![0f32; up_padded];
-    start[..up.outputs].copy_from_slice(up_bias);
+    let start = starting_sums(up_bias, up.padded().0);
     let (np, n) = (down.padded().0, down.outputs);
     by_blocks(input, k, n, np, |out, input| {
         feed_forward::run(out, input, up, &start, down)
     })
+}
+
+/// A block's starting row of sums: `bias`, then zeros up to `padded`.
+fn starting_sums(bias: &[f32], padded: usize) -> Vec<f32> {
+    let mut start = vec![0f32; padded];
+    start[..bias.len()].copy_from_slice(bias);
+    start
 }
 
 /// Splits `input` (rows of `k`) into whole blocks of 32 rows, about four

@@ -272,7 +272,8 @@ impl Encoder {
 
     /// Runs every dense product of the layers, and attention's two
     /// products, in bf16 on the CPU's matrix unit from now on
-    /// ([`super::amx`]); softmax, GELU and layer norm stay in f32. Only for an encoder loaded on the CPU in f32.
+    /// ([`super::amx`]); softmax, GELU and layer norm stay in f32. Only for
+    /// an encoder loaded on the CPU in f32.
     pub fn pack_bf16(&mut self) -> Result<()> {
         for layer in &mut self.layers {
             for dense in [

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::tiles::{block_product, round_avx512, with_tiles};
+use super::tiles::{block_product, round_avx512, with_tiles, ZEROS};
 use super::{BLOCK, STEP, TILE};
 
 /// Each worker's buffers, kept between tasks.
@@ -54,10 +54,6 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Zeros for the products' starting sums (two tiles of 16 read with row
-/// stride 0).
-static ZEROS: [f32; BLOCK] = [0.0; BLOCK];
-
 /// The attention context (tokens × hidden) of `qkv` (tokens × 3·hidden,
 /// queries then keys then values, heads side by side in each) for
 /// `lengths.len()` sequences padded to `width` positions, with `heads`
@@ -81,62 +77,49 @@ pub fn attention(
     );
     let scale = 1.0 / (head_size as f32).sqrt();
     let mut context = vec![0f32; tokens * hidden];
-    let at = context.as_mut_ptr() as usize;
     // One task per sequence: its rows are read once, whole, in order (a
     // task per head read 3 × 128 bytes of each 4.6 KB row, and waited on
-    // memory for most of its time).
-    lengths.par_iter().enumerate().for_each(|(seq, &len)| {
-        if len == 0 {
-            return;
-        }
-        let rows = &qkv[seq * width * 3 * hidden..(seq + 1) * width * 3 * hidden];
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            let padded = len.next_multiple_of(BLOCK);
-            pack(scratch, &rows[..len * 3 * hidden], padded, heads, head_size);
-            let per_head = padded * head_size;
-            with_tiles(|| {
-                for head in 0..heads {
-                    for first in (0..len).step_by(BLOCK) {
-                        block(
-                            scratch,
-                            head * per_head,
-                            first,
-                            len,
-                            padded,
-                            head_size,
-                            scale,
-                        );
-                        // Rows `first..` of this sequence, this head's columns.
-                        let column = head * head_size;
-                        for r in 0..BLOCK.min(len - first) {
-                            let token = seq * width + first + r;
-                            let from = &scratch.context[r * head_size..(r + 1) * head_size];
-                            let inverse = scratch.inverse[r];
-                            // SAFETY: `token < tokens` and the columns are
-                            // inside `context` (tokens × hidden); each task
-                            // writes only its own sequence's rows.
-                            let to = unsafe {
-                                std::slice::from_raw_parts_mut(
-                                    (at as *mut f32).add(token * hidden + column),
-                                    head_size,
-                                )
-                            };
-                            for (t, f) in to.iter_mut().zip(from) {
-                                *t = f * inverse;
+    // memory for most of its time), and it writes its own rows of the
+    // context.
+    context
+        .par_chunks_mut(width * hidden)
+        .zip(qkv.par_chunks(width * 3 * hidden))
+        .zip(lengths)
+        .filter(|(_, &len)| len > 0)
+        .for_each(|((out, rows), &len)| {
+            SCRATCH.with(|scratch| {
+                let scratch = &mut *scratch.borrow_mut();
+                let padded = len.next_multiple_of(BLOCK);
+                pack(scratch, &rows[..len * 3 * hidden], padded, heads, head_size);
+                with_tiles(|| {
+                    for head in 0..heads {
+                        for first in (0..len).step_by(BLOCK) {
+                            let base = head * padded * head_size;
+                            block(scratch, base, first, len, padded, head_size, scale);
+                            // Rows `first..` of this sequence, this head's
+                            // columns, divided by their rows' sums.
+                            let rows = out[first * hidden..].chunks_exact_mut(hidden);
+                            let from = scratch.context.chunks_exact(head_size);
+                            let real = BLOCK.min(len - first);
+                            for ((to, from), inverse) in
+                                rows.zip(from).zip(scratch.inverse).take(real)
+                            {
+                                let to = &mut to[head * head_size..(head + 1) * head_size];
+                                for (t, f) in to.iter_mut().zip(from) {
+                                    *t = f * inverse;
+                                }
                             }
                         }
                     }
-                }
+                });
             });
         });
-    });
     context
 }
 
 /// Rounds a sequence's queries and packs its keys and values into
 /// `scratch`, every head's `padded · head_size` values after the other's,
-/// zero-padded to `padded` positions. `rows` are the sequence's real
+/// zero-padded to `padded` positions, and sizes the per-block buffers. `rows` are the sequence's real
 /// positions of the fused projection (3 · hidden each).
 fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_size: usize) {
     let hidden = heads * head_size;
@@ -146,6 +129,9 @@ fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_s
         buffer.resize(heads * per_head, 0);
     }
     scratch.row.resize(3 * hidden, 0);
+    scratch.scores.resize(BLOCK * padded, 0.0);
+    scratch.probs.resize(BLOCK * padded, 0);
+    scratch.context.resize(BLOCK * head_size, 0.0);
     for (i, from) in rows.chunks_exact(3 * hidden).enumerate() {
         // SAFETY: `available` (asserted by `attention`) implies AVX-512
         // BF16; both slices are 3 · hidden long, a multiple of 16.
@@ -176,9 +162,9 @@ fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_s
 }
 
 /// The context of queries `first..first + 32` of the head whose packed
-/// values start at `base` (unnormalised) into
-/// `scratch.context`, and their rows' 1 / sum into `scratch.inverse`. The
-/// tile configuration is loaded.
+/// values start at `base` (unnormalised) into `scratch.context`, and
+/// their rows' 1 / sum into `scratch.inverse`. The tile configuration is
+/// loaded and `scratch` packed for `padded` positions.
 fn block(
     scratch: &mut Scratch,
     base: usize,
@@ -190,9 +176,6 @@ fn block(
 ) {
     let steps = head_size / STEP;
     let key_steps = padded / STEP;
-    scratch.scores.resize(BLOCK * padded, 0.0);
-    scratch.probs.resize(BLOCK * padded, 0);
-    scratch.context.resize(BLOCK * head_size, 0.0);
     for keys in (0..padded).step_by(BLOCK) {
         // SAFETY: the queries are `padded` rows of `head_size` bf16, so
         // rows `first..first + 32` exist; the keys' strips for keys

@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use super::tiles::{block_product, round_block, with_tiles};
+use super::tiles::{block_product, round_block, with_tiles, ZEROS};
 use super::{Packed, BLOCK, STEP, TILE};
 use crate::embed::gelu::{ERF_P, ERF_Q};
 
@@ -22,10 +22,6 @@ struct Scratch {
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
-
-/// Zeros for the down-projection's starting sums (its bias is added by the
-/// layer's close).
-static ZEROS: [f32; BLOCK] = [0.0; BLOCK];
 
 /// Writes `out` (whole blocks of 32 rows of `down`'s padded outputs) for
 /// the rows of `input` (at most as many; missing rows count as zeros), the
@@ -81,7 +77,8 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
                 for first in (0..np).step_by(BLOCK) {
                     // SAFETY: 32 rows of `down_kp` (= `wide`) bf16
                     // activations, the down-projection's tiles of outputs
-                    // `first..first + 32`, 32 rows of `np` sums, 32 zeros.
+                    // `first..first + 32`, 32 rows of `np` sums, 32 zeros
+                    // (its bias is added by the layer's close).
                     unsafe {
                         block_product(
                             sums.as_mut_ptr().add(first),
