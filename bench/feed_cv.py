@@ -36,6 +36,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 LIKED, DISLIKED, SAMPLE = 20, 20, 2000
+# The weights of the meaning's block beside the words' in the SVMs over both.
+MEANING_SCALES = (0.35, 0.5, 0.7)
 
 
 def load(index_dir, meta_path):
@@ -45,14 +47,15 @@ def load(index_dir, meta_path):
     db = sqlite3.connect(data / "papers.sqlite")
     rows = db.execute("SELECT row, arxiv, body FROM papers").fetchall()
     vectors = np.fromfile(data / "vectors.f32", dtype="<f4").reshape(-1, manifest["dimension"])
-    ids, vecs, texts = [], [], []
+    ids, vecs, texts, authors = [], [], [], []
     for row, arxiv, body in rows:
         paper = json.loads(body)
         m = paper.get("meta") or {}
         ids.append(arxiv)
         vecs.append(vectors[row])
         texts.append((m.get("title") or "") + ". " + paper["text"])
-    return meta, ids, np.asarray(vecs, dtype=np.float32), texts
+        authors.append(frozenset(m.get("authors") or []))
+    return meta, ids, np.asarray(vecs, dtype=np.float32), texts, authors
 
 
 def average_precision(relevant_in_order):
@@ -76,8 +79,9 @@ def z(x):
 
 
 class Data:
-    def __init__(self, meta, ids, vecs, texts):
+    def __init__(self, meta, ids, vecs, texts, authors):
         self.labels = meta["labels"]
+        self.authors = authors
         self.at = {a: i for i, a in enumerate(ids)}
         self.vecs = vecs
         tfidf = TfidfVectorizer(
@@ -87,6 +91,10 @@ class Data:
         )
         self.words = tfidf.fit_transform(texts).tocsr().astype(np.float32)
         self.both = sparse.hstack([sparse.csr_matrix(vecs), self.words]).tocsr()
+        # The meaning at a fraction of the words' weight (both blocks are
+        # unit vectors before the scaling).
+        self.scaled = {s: sparse.hstack([sparse.csr_matrix(s * vecs), self.words]).tocsr()
+                       for s in MEANING_SCALES}
         self.pool = [self.at[a] for a in meta["pool"] if a in self.at]
         self.days = [[self.at[a] for a in d if a in self.at] for d in meta["days"]]
         self.day_rows = sorted({r for d in self.days for r in d})
@@ -116,6 +124,17 @@ def svm(X, pos, neg, c, neg_weight=None):
     model = LinearSVC(C=c, class_weight="balanced", tol=1e-4, max_iter=5000, dual=True)
     model.fit(X[rows], y, sample_weight=w)
     return model
+
+
+def shared_authors(data, liked, disliked):
+    """How often a paper's authors wrote a liked paper, less how often a
+    disliked one, clipped to [-3, 3]."""
+    wrote = {}
+    for rows, sign in ((liked, 1), (disliked, -1)):
+        for r in rows:
+            for a in data.authors[r]:
+                wrote[a] = wrote.get(a, 0) + sign
+    return lambda rows: np.clip([sum(wrote.get(a, 0) for a in data.authors[r]) for r in rows], -3, 3)
 
 
 def rocchio(data, liked, disliked, background):
@@ -166,6 +185,18 @@ def scorers(data, liked, disliked, collection):
     for c in (0.001, 0.003, 0.01, 0.03):
         m = svm(data.both, liked, collection, c)
         out[f"SVM [MiniLM, TF-IDF] vs collection C={c}"] = lambda rows, m=m: m.decision_function(data.both[rows])
+    by = shared_authors(data, liked, disliked)
+    for scale in MEANING_SCALES:
+        for c in (0.01, 0.02):
+            X = data.scaled[scale]
+            m = svm(X, liked, collection, c)
+            name = f"SVM [{scale} MiniLM, TF-IDF] vs collection C={c}"
+            out[name] = lambda rows, m=m, X=X: m.decision_function(X[rows])
+            for weight in (0.5, 1.0, 1.5):
+                out[f"z({name}) + {weight} shared authors"] = (
+                    lambda rows, f=out[name], w=weight: z(f(rows)) + w * by(rows))
+    for name in ("SVM [MiniLM, TF-IDF] vs collection C=0.01", "Rocchio, meaning + words (shipped)"):
+        out[f"z({name}) + 1.0 shared authors"] = lambda rows, f=out[name]: z(f(rows)) + by(rows)
     dis = set(disliked)
     weights = np.array([5.0 if r in dis else 1.0 for r in collection])
     m = svm(data.both, liked, collection, 0.01, weights)
@@ -229,8 +260,8 @@ def mean_of(results, keys, name, k=0):
 def main(index, meta_path, seeds):
     global IDS
     started = time.time()
-    meta, IDS, vecs, texts = load(index, meta_path)
-    data = Data(meta, IDS, vecs, texts)
+    meta, IDS, vecs, texts, authors = load(index, meta_path)
+    data = Data(meta, IDS, vecs, texts, authors)
     counts = {}
     for r in data.pool:
         for c in data.labels[IDS[r]]:
