@@ -16,6 +16,10 @@
 //!   buffer, right before their tiles are loaded.
 //! - Products accumulate in f32, starting from the bias (a tile loaded with
 //!   row stride 0 repeats the bias row), and are written out as f32.
+//! - The weights' tiles and every per-thread buffer the tiles load from or
+//!   store to start on a cache line (`aligned`), so that a 64-byte tile
+//!   row is one line; the products' outputs (vectors handed on to candle)
+//!   start where the allocator puts them.
 //! - Attention's two products run on the tiles too ([`attention`]), and the
 //!   feed-forward's two run fused per block of rows ([`feed_forward`]).
 //!   What surrounds the products (softmax, GELU, layer norm, pooling)
@@ -30,6 +34,8 @@
 //! assembly: Rust's AMX intrinsics are not stable.
 
 use rayon::prelude::*;
+
+use aligned::Aligned;
 
 /// Rows and columns of one output block: 2 × 2 tiles of 16 × 16.
 const BLOCK: usize = 32;
@@ -51,7 +57,7 @@ pub fn available() -> bool {
 /// `2r` and `2r + 1` side by side. Outputs and inputs are padded with
 /// zeros to multiples of 32.
 pub struct Packed {
-    tiles: Vec<u16>,
+    tiles: Aligned<u16>,
     outputs: usize,
     inputs: usize,
 }
@@ -68,7 +74,7 @@ impl Packed {
             outputs.next_multiple_of(BLOCK),
             inputs.next_multiple_of(STEP),
         );
-        let mut tiles = vec![0u16; np * kp];
+        let mut tiles = Aligned::zeroed(np * kp);
         let steps = kp / STEP;
         tiles
             .par_chunks_mut(steps * TILE)
@@ -229,6 +235,7 @@ fn bf16(x: f32) -> u16 {
     ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
 }
 
+mod aligned;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod attention;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]

@@ -27,27 +27,27 @@ use std::cell::RefCell;
 use rayon::prelude::*;
 
 use super::tiles::{block_product, round_avx512, with_tiles, ZEROS};
-use super::{BLOCK, STEP, TILE};
+use super::{Aligned, BLOCK, STEP, TILE};
 
 /// Each worker's buffers, kept between tasks.
 #[derive(Default)]
 struct Scratch {
     /// Queries in bf16, `padded` rows of `head_size` per head.
-    queries: Vec<u16>,
+    queries: Aligned<u16>,
     /// Keys packed as tiles (outputs: keys; inputs: dimensions).
-    keys: Vec<u16>,
+    keys: Aligned<u16>,
     /// Values packed as tiles (outputs: dimensions; inputs: keys).
-    values: Vec<u16>,
+    values: Aligned<u16>,
     /// One row of the fused projection in bf16.
     row: Vec<u16>,
     /// Scores of 32 queries, 32 rows of `padded`.
-    scores: Vec<f32>,
+    scores: Aligned<f32>,
     /// Unnormalised probabilities of 32 queries in bf16.
-    probs: Vec<u16>,
+    probs: Aligned<u16>,
     /// 1 / (sum of each row's probabilities).
     inverse: [f32; BLOCK],
     /// 32 context rows of `head_size`.
-    context: Vec<f32>,
+    context: Aligned<f32>,
 }
 
 thread_local! {
@@ -126,12 +126,12 @@ fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_s
     let (steps, key_steps, per_head) = (head_size / STEP, padded / STEP, padded * head_size);
     for buffer in [&mut scratch.queries, &mut scratch.keys, &mut scratch.values] {
         buffer.clear();
-        buffer.resize(heads * per_head, 0);
+        buffer.resize(heads * per_head);
     }
     scratch.row.resize(3 * hidden, 0);
-    scratch.scores.resize(BLOCK * padded, 0.0);
-    scratch.probs.resize(BLOCK * padded, 0);
-    scratch.context.resize(BLOCK * head_size, 0.0);
+    scratch.scores.resize(BLOCK * padded);
+    scratch.probs.resize(BLOCK * padded);
+    scratch.context.resize(BLOCK * head_size);
     for (i, from) in rows.chunks_exact(3 * hidden).enumerate() {
         // SAFETY: `available` (asserted by `attention`) implies AVX-512
         // BF16; both slices are 3 · hidden long, a multiple of 16.
@@ -190,7 +190,7 @@ fn block(
                 head_size,
                 scratch.keys.as_ptr().add(base + keys / 16 * steps * TILE),
                 steps,
-                ZEROS.as_ptr(),
+                ZEROS.0.as_ptr(),
             );
         }
     }
@@ -223,7 +223,7 @@ fn block(
                     .as_ptr()
                     .add(base + dims / 16 * key_steps * TILE),
                 key_steps,
-                ZEROS.as_ptr(),
+                ZEROS.0.as_ptr(),
             );
         }
     }

@@ -7,16 +7,16 @@
 use std::cell::RefCell;
 
 use super::tiles::{block_product, round_block, with_tiles, ZEROS};
-use super::{Packed, BLOCK, STEP, TILE};
+use super::{Aligned, Packed, BLOCK, STEP, TILE};
 use crate::embed::gelu::{ERF_P, ERF_Q};
 
 /// Each worker's buffers: the block's inputs in bf16, its activations in
 /// f32, then in bf16.
 #[derive(Default)]
 struct Scratch {
-    inputs: Vec<u16>,
-    wide: Vec<f32>,
-    rounded: Vec<u16>,
+    inputs: Aligned<u16>,
+    wide: Aligned<f32>,
+    rounded: Aligned<u16>,
 }
 
 thread_local! {
@@ -42,9 +42,9 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
     );
     SCRATCH.with(|scratch| {
         let scratch = &mut *scratch.borrow_mut();
-        scratch.inputs.resize(BLOCK * kp, 0);
-        scratch.wide.resize(BLOCK * wide, 0.0);
-        scratch.rounded.resize(BLOCK * wide, 0);
+        scratch.inputs.resize(BLOCK * kp);
+        scratch.wide.resize(BLOCK * wide);
+        scratch.rounded.resize(BLOCK * wide);
         // `enable` was true: `feed_forward` checks it.
         with_tiles(|| {
             for (block, sums) in out.chunks_exact_mut(BLOCK * np).enumerate() {
@@ -87,7 +87,7 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
                             down_kp,
                             down.tiles.as_ptr().add(first / 16 * down_steps * TILE),
                             down_steps,
-                            ZEROS.as_ptr(),
+                            ZEROS.0.as_ptr(),
                         );
                     }
                 }

@@ -5,7 +5,7 @@ use std::arch::asm;
 use std::arch::x86_64::__cpuid_count;
 use std::cell::RefCell;
 
-use super::{bf16, Packed, BLOCK, STEP, TILE};
+use super::{bf16, Aligned, Packed, BLOCK, STEP, TILE};
 
 /// CPUID leaf 7's EDX bits for AMX with bf16 and for the tiles.
 const AMX_BF16: u32 = 1 << 22;
@@ -56,12 +56,16 @@ const CONFIG: Config = {
 
 thread_local! {
     /// Each worker's 32 rows of inputs in bf16.
-    static ROUNDED: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+    static ROUNDED: RefCell<Aligned<u16>> = RefCell::new(Aligned::default());
 }
 
 /// Zeros for products without a bias, read as a block's starting sums
 /// (two tiles of 16 with row stride 0).
-pub(super) static ZEROS: [f32; BLOCK] = [0.0; BLOCK];
+pub(super) static ZEROS: Zeros = Zeros([0.0; BLOCK]);
+
+/// [`ZEROS`]' type: 32 floats on a cache line.
+#[repr(C, align(64))]
+pub(super) struct Zeros(pub [f32; BLOCK]);
 
 /// Runs `f` with [`CONFIG`] loaded on this thread's tiles, then releases
 /// them.
@@ -134,7 +138,7 @@ pub(super) fn run(out: &mut [f32], input: &[f32], weight: &Packed, start: &[f32]
     );
     ROUNDED.with(|rounded| {
         let mut rounded = rounded.borrow_mut();
-        rounded.resize(BLOCK * kp, 0);
+        rounded.resize(BLOCK * kp);
         // `enable` was true: `product` checks it.
         with_tiles(|| {
             for (block, sums) in out.chunks_exact_mut(BLOCK * np).enumerate() {
