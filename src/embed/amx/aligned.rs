@@ -15,10 +15,16 @@ use std::ops::{Deref, DerefMut};
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// Values that any bit pattern is, and whose all-zero bytes are zero.
-pub(super) trait Plain: Copy {}
-impl Plain for u16 {}
-impl Plain for f32 {}
+/// Types for which every bit pattern is a value, and all-zero bytes are
+/// zero.
+///
+/// # Safety
+/// Implement only for such types: [`Aligned`] hands out its bytes as them.
+pub(super) unsafe trait Plain: Copy {}
+// SAFETY: every 16 bits are a u16, and zero bytes are 0.
+unsafe impl Plain for u16 {}
+// SAFETY: every 32 bits are an f32 (NaNs included), and zero bytes are 0.0.
+unsafe impl Plain for f32 {}
 
 /// A growable buffer of `T` whose first value starts a cache line.
 pub(super) struct Aligned<T: Plain> {
@@ -63,11 +69,6 @@ impl<T: Plain> Aligned<T> {
             };
         }
     }
-
-    /// Zero values.
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
 }
 
 impl<T: Plain> Deref for Aligned<T> {
@@ -109,7 +110,7 @@ mod tests {
         assert_eq!(&buffer[..10], &(1..=10).collect::<Vec<u16>>()[..]);
         assert!(buffer[10..].iter().all(|&x| x == 0));
         assert_eq!(buffer.as_ptr() as usize % 64, 0);
-        buffer.clear();
+        buffer.resize(0);
         buffer.resize(3);
         assert_eq!(&buffer[..], &[0, 0, 0]);
         let floats: Aligned<f32> = Aligned::zeroed(17);

@@ -125,7 +125,7 @@ fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_s
     let hidden = heads * head_size;
     let (steps, key_steps, per_head) = (head_size / STEP, padded / STEP, padded * head_size);
     for buffer in [&mut scratch.queries, &mut scratch.keys, &mut scratch.values] {
-        buffer.clear();
+        buffer.resize(0);
         buffer.resize(heads * per_head);
     }
     scratch.row.resize(3 * hidden, 0);
