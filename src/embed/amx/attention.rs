@@ -38,7 +38,7 @@ struct Scratch {
     keys: Aligned<u16>,
     /// Values packed as tiles (outputs: dimensions; inputs: keys).
     values: Aligned<u16>,
-    /// One row of the fused projection in bf16.
+    /// Two rows of the fused projection in bf16 (a token and the next).
     row: Vec<u16>,
     /// Scores of 32 queries, 32 rows of `padded`.
     scores: Aligned<f32>,
@@ -128,34 +128,67 @@ fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_s
         buffer.resize(0);
         buffer.resize(heads * per_head);
     }
-    scratch.row.resize(3 * hidden, 0);
+    scratch.row.resize(2 * 3 * hidden, 0);
     scratch.scores.resize(BLOCK * padded);
     scratch.probs.resize(BLOCK * padded);
     scratch.context.resize(BLOCK * head_size);
-    for (i, from) in rows.chunks_exact(3 * hidden).enumerate() {
+    // Two tokens at a time: token 2j's and 2j + 1's values of one
+    // dimension sit side by side in the values' tiles, so 16 dimensions of
+    // the pair fill one 64-byte tile row.
+    for (j, pair) in rows.chunks(2 * 3 * hidden).enumerate() {
+        let i = 2 * j;
+        let both = pair.len() == 2 * 3 * hidden;
         // SAFETY: `available` (asserted by `attention`) implies AVX-512
-        // BF16; both slices are 3 · hidden long, a multiple of 16.
-        unsafe { round_avx512(&mut scratch.row, from) };
-        let (queries, rest) = scratch.row.split_at(hidden);
-        let (keys, values) = rest.split_at(hidden);
+        // BF16; both slices are a multiple of 16 long (3 · hidden each).
+        unsafe { round_avx512(&mut scratch.row[..pair.len()], pair) };
+        let (this, next) = scratch.row.split_at(3 * hidden);
+        for (t, row) in [this, next].into_iter().enumerate().take(1 + both as usize) {
+            let i = i + t;
+            let (queries, rest) = row.split_at(hidden);
+            let keys = &rest[..hidden];
+            for head in 0..heads {
+                let (at, base) = (head * head_size, head * per_head);
+                scratch.queries[base + i * head_size..base + (i + 1) * head_size]
+                    .copy_from_slice(&queries[at..at + head_size]);
+                // Key i is output i % 16 of strip i / 16: in that strip's
+                // tile for dimensions 32s..32s+32, row r holds its
+                // dimensions 32s + 2r and 32s + 2r + 1 at slots 2 (i % 16)
+                // and 2 (i % 16) + 1: one pair per tile row.
+                let strip = base + i / 16 * steps * TILE + 2 * (i % 16);
+                for (p, two) in keys[at..at + head_size].chunks_exact(2).enumerate() {
+                    let to = strip + p / 16 * TILE + p % 16 * 32;
+                    scratch.keys[to..to + 2].copy_from_slice(two);
+                }
+            }
+        }
+        // Value dimension d is output d % 16 of strip d / 16; key i is
+        // input i of the product: tile i / 32 of the strip, row (i % 32) / 2,
+        // slot 2 (d % 16) + i % 2. For an even i and its successor, the 16
+        // dimensions of one strip are one tile row, the two tokens'
+        // values interleaved.
+        let within = i / STEP * TILE + i % STEP / 2 * 32;
+        let values = &this[2 * hidden..];
+        let following = both.then(|| &next[2 * hidden..3 * hidden]);
         for head in 0..heads {
             let (at, base) = (head * head_size, head * per_head);
-            scratch.queries[base + i * head_size..base + (i + 1) * head_size]
-                .copy_from_slice(&queries[at..at + head_size]);
-            // Key i is output i % 16 of strip i / 16: in that strip's tile
-            // for dimensions 32s..32s+32, row r holds its dimensions
-            // 32s + 2r and 32s + 2r + 1 at slots 2 (i % 16) and 2 (i % 16) + 1.
-            let strip = base + i / 16 * steps * TILE;
-            for (d, &value) in keys[at..at + head_size].iter().enumerate() {
-                scratch.keys[strip + d / STEP * TILE + d % STEP / 2 * 32 + 2 * (i % 16) + d % 2] =
-                    value;
-            }
-            // Value dimension d is output d % 16 of strip d / 16; key i is
-            // input i of the product: tile i / 32 of the strip, row
-            // (i % 32) / 2, slot 2 (d % 16) + i % 2.
-            let within = i / STEP * TILE + i % STEP / 2 * 32 + i % 2;
-            for (d, &value) in values[at..at + head_size].iter().enumerate() {
-                scratch.values[base + d / 16 * key_steps * TILE + within + 2 * (d % 16)] = value;
+            for strip in 0..head_size / 16 {
+                let to = base + strip * key_steps * TILE + within;
+                let row = &mut scratch.values[to..to + 32];
+                let from = &values[at + strip * 16..at + strip * 16 + 16];
+                match following {
+                    Some(next) => {
+                        let after = &next[at + strip * 16..at + strip * 16 + 16];
+                        for ((slot, &a), &b) in row.chunks_exact_mut(2).zip(from).zip(after) {
+                            slot[0] = a;
+                            slot[1] = b;
+                        }
+                    }
+                    None => {
+                        for (slot, &a) in row.chunks_exact_mut(2).zip(from) {
+                            slot[0] = a;
+                        }
+                    }
+                }
             }
         }
     }
