@@ -8,9 +8,10 @@
 //! pooling leaves them out). The arithmetic is the unfused encoder's:
 //! QKᵀ scaled by 1/sqrt(head size), the same softmax, then ·V.
 
-use candle_core::{CpuStorage, Result, Storage, Tensor};
+use candle_core::{Result, Tensor};
 use rayon::prelude::*;
 
+use super::product::cpu_values;
 use super::softmax::softmax_in_place;
 
 /// The attention context (tokens × hidden) of `qkv` (tokens × 3·hidden,
@@ -32,13 +33,7 @@ pub fn fused_attention(
         candle_core::bail!("attention: qkv {:?} for {lengths:?} x {width}", qkv.dims());
     }
     let (storage, layout) = qkv.storage_and_layout();
-    let Storage::Cpu(CpuStorage::F32(data)) = &*storage else {
-        candle_core::bail!("attention: f32 on the CPU only");
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        candle_core::bail!("attention: contiguous qkv only");
-    };
-    let qkv = &data[start..end];
+    let qkv = cpu_values(&storage, layout, "attention")?;
     if on_tiles {
         let context = super::amx::attention(qkv, lengths, width, heads, head_size);
         drop(storage);

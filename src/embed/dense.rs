@@ -7,8 +7,10 @@
 //! the matrix unit ([`Dense::pack_bf16`]) computes the same in bf16 there
 //! ([`super::amx`]). Elsewhere (GPUs, half precision) candle's ops run.
 
-use candle_core::{CpuStorage, DType, Result, Storage, Tensor};
+use candle_core::{DType, Result, Tensor};
 use candle_nn::VarBuilder;
+
+use super::product::cpu_values;
 
 /// A dense layer: the weight as PyTorch stores it (outputs × inputs) and
 /// the bias.
@@ -99,13 +101,8 @@ impl Dense {
             candle_core::bail!("dense: input {:?} for a feed-forward of {inputs}", x.dims());
         }
         let (storage, layout) = x.storage_and_layout();
-        let Storage::Cpu(CpuStorage::F32(data)) = &*storage else {
-            candle_core::bail!("dense: f32 on the CPU only");
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("dense: contiguous operands only");
-        };
-        let out = super::amx::feed_forward(&data[start..end], up_packed, bias, down_packed);
+        let input = cpu_values(&storage, layout, "dense")?;
+        let out = super::amx::feed_forward(input, up_packed, bias, down_packed);
         drop(storage);
         Tensor::from_vec(out, (rows, down_packed.outputs()), x.device()).map(Some)
     }
@@ -123,15 +120,8 @@ impl Dense {
         }
         let (xs, xl) = x.storage_and_layout();
         let (ws, wl) = self.weight.storage_and_layout();
-        let (Storage::Cpu(CpuStorage::F32(xd)), Storage::Cpu(CpuStorage::F32(wd))) = (&*xs, &*ws)
-        else {
-            candle_core::bail!("dense: f32 on the CPU only");
-        };
-        let (Some((xa, xb)), Some((wa, wb))) = (xl.contiguous_offsets(), wl.contiguous_offsets())
-        else {
-            candle_core::bail!("dense: contiguous operands only");
-        };
-        let (input, weight) = (&xd[xa..xb], &wd[wa..wb]);
+        let input = cpu_values(&xs, xl, "dense")?;
+        let weight = cpu_values(&ws, wl, "dense")?;
         assert!(input.len() == rows * inputs && weight.len() == outputs * inputs);
         if let Some(packed) = &self.packed {
             let out = super::amx::product(input, packed, bias);

@@ -2,8 +2,25 @@
 //! views into borrowed slices (the weights stay where the mapping put
 //! them), split over rayon's pool by columns when big enough to pay.
 
-use candle_core::Result;
+use candle_core::{CpuStorage, Layout, Result, Storage};
 use rayon::prelude::*;
+
+/// The values of a contiguous f32 tensor on the CPU, from its storage and
+/// layout (`Tensor::storage_and_layout`); `what` names the caller in the
+/// error otherwise.
+pub(super) fn cpu_values<'a>(
+    storage: &'a Storage,
+    layout: &Layout,
+    what: &str,
+) -> Result<&'a [f32]> {
+    let Storage::Cpu(CpuStorage::F32(data)) = storage else {
+        candle_core::bail!("{what}: f32 on the CPU only");
+    };
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{what}: contiguous operands only");
+    };
+    Ok(&data[start..end])
+}
 
 /// `input · weightᵀ + bias` for row-major `input` (rows × in) and a
 /// PyTorch `weight` (out × in).

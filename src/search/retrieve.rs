@@ -74,7 +74,7 @@ pub fn search_parsed(
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
-    let (mut lexical, bound) = match gather {
+    let (lexical, bound) = match gather {
         Mode::Semantic => (Vec::new(), 0.0),
         mode => {
             let segments = index.lexical()?;
@@ -112,9 +112,11 @@ pub fn search_parsed(
         mode: Mode::Hybrid,
         ..options.clone()
     };
+    // The lexical list is best first: its top `limit` is lexical mode's.
+    let own = lexical[..lexical.len().min(options.limit)].to_vec();
     if combine(
         semantic,
-        lexical.clone(),
+        lexical,
         measures,
         &cosine,
         &hybrid,
@@ -124,16 +126,13 @@ pub fn search_parsed(
     {
         return Ok(Vec::new());
     }
-    // The lexical list is best first: its top `limit` is lexical mode's.
-    lexical.truncate(options.limit);
-    let matched = Decision::Matched;
     Ok(combine(
         Vec::new(),
-        lexical,
+        own,
         measures,
         &cosine,
         options,
-        matched,
+        Decision::Matched,
     ))
 }
 
