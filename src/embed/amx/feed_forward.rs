@@ -1,21 +1,23 @@
-//! The feed-forward half of a layer on the tiles, one block of 32 rows at
-//! a time: the up-projection into a per-thread buffer (32 rows of its
-//! outputs, in L2), GELU over it, rounded to bf16 in the layout the
+//! The feed-forward half of a layer on the tiles, four blocks of 32 rows
+//! at a time: the up-projection one 32 × 32 block of sums at a time, GELU
+//! over the block while it is in L1, rounded to bf16 into a per-thread
+//! buffer (the group's rows of activations, in L2) in the layout the
 //! down-projection's tiles read, then the down-projection into the output.
 //! See [`super::feed_forward`].
 
 use std::cell::RefCell;
 
-use super::tiles::{block_product, round_block, with_tiles, ZEROS};
-use super::{Aligned, Packed, BLOCK, STEP, TILE};
+use super::tiles::{block_product, round_blocks, with_tiles, Strip};
+use super::{Aligned, Packed, BLOCK, GROUP, STEP, TILE};
 use crate::embed::gelu::{ERF_P, ERF_Q};
 
-/// Each worker's buffers: the block's inputs in bf16, its activations in
-/// f32, then in bf16.
+/// Each worker's buffers: the group's inputs in bf16, two 32 × 32 blocks
+/// of the up-projection's sums (one being written, one read by GELU), and
+/// the group's activations in bf16.
 #[derive(Default)]
 struct Scratch {
     inputs: Aligned<u16>,
-    wide: Aligned<f32>,
+    sums: Aligned<f32>,
     rounded: Aligned<u16>,
 }
 
@@ -30,7 +32,7 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
     let (wide, kp) = up.padded();
     let (np, down_kp) = down.padded();
     let k = up.inputs;
-    let (steps, down_steps) = (kp / STEP, down_kp / STEP);
+    let down_steps = down_kp / STEP;
     assert!(
         out.len().is_multiple_of(BLOCK * np)
             && input.len() <= out.len() / np * k
@@ -42,53 +44,38 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
     );
     SCRATCH.with(|scratch| {
         let scratch = &mut *scratch.borrow_mut();
-        scratch.inputs.resize(BLOCK * kp);
-        scratch.wide.resize(BLOCK * wide);
-        scratch.rounded.resize(BLOCK * wide);
+        scratch.inputs.resize(GROUP * BLOCK * kp);
+        scratch.sums.resize(2 * BLOCK * BLOCK);
+        scratch.rounded.resize(GROUP * BLOCK * wide);
         // `enable` was true: `feed_forward` checks it.
         with_tiles(|| {
-            for (block, sums) in out.chunks_exact_mut(BLOCK * np).enumerate() {
-                let rows = input.get(block * BLOCK * k..).unwrap_or(&[]);
-                round_block(
-                    &mut scratch.inputs,
-                    &rows[..rows.len().min(BLOCK * k)],
-                    k,
-                    kp,
-                );
-                for first in (0..wide).step_by(BLOCK) {
-                    // SAFETY: as in `tiles::run`: 32 rows of `kp` inputs,
-                    // the weight's tiles of outputs `first..first + 32`,
-                    // and 32 rows of `wide` sums and `start` values.
-                    unsafe {
-                        block_product(
-                            scratch.wide.as_mut_ptr().add(first),
-                            wide,
-                            scratch.inputs.as_ptr(),
-                            kp,
-                            up.tiles.as_ptr().add(first / 16 * steps * TILE),
-                            steps,
-                            start.as_ptr().add(first),
-                        );
-                    }
-                }
-                // SAFETY: `enable` checked AVX-512F and BF16; both buffers
-                // are 32 rows of `wide`, a multiple of 32.
-                unsafe { gelu_rounded(&mut scratch.rounded, &scratch.wide) };
+            for (group, sums) in out.chunks_mut(GROUP * BLOCK * np).enumerate() {
+                let blocks = sums.len() / (BLOCK * np);
+                let rows = input.get(group * GROUP * BLOCK * k..).unwrap_or(&[]);
+                round_blocks(&mut scratch.inputs, rows, blocks, k, kp);
+                // SAFETY: `enable` checked AVX-512F and BF16.
+                unsafe { up_pass(scratch, blocks, up, start, kp) };
                 for first in (0..np).step_by(BLOCK) {
-                    // SAFETY: 32 rows of `down_kp` (= `wide`) bf16
-                    // activations, the down-projection's tiles of outputs
-                    // `first..first + 32`, 32 rows of `np` sums, 32 zeros
-                    // (its bias is added by the layer's close).
-                    unsafe {
-                        block_product(
-                            sums.as_mut_ptr().add(first),
-                            np,
-                            scratch.rounded.as_ptr(),
-                            down_kp,
-                            down.tiles.as_ptr().add(first / 16 * down_steps * TILE),
-                            down_steps,
-                            ZEROS.0.as_ptr(),
-                        );
+                    for b in 0..blocks {
+                        // SAFETY: 32 rows of `down_kp` (= `wide`) bf16
+                        // activations of block `b`, the down-projection's
+                        // tiles of outputs `first..first + 32`, block `b`'s
+                        // 32 rows of `np` sums, starting from zeros (its bias is added
+                        // by the layer's close).
+                        unsafe {
+                            block_product(
+                                sums.as_mut_ptr().add(b * BLOCK * np + first),
+                                np,
+                                scratch.rounded.as_ptr().add(b * BLOCK * wide),
+                                down_kp,
+                                Strip {
+                                    tiles: down.tiles.as_ptr().add(first / 16 * down_steps * TILE),
+                                    steps: down_steps,
+                                    start: None,
+                                },
+                                |_| {},
+                            );
+                        }
                     }
                 }
             }
@@ -96,7 +83,57 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
     });
 }
 
-/// `dst = bf16(gelu(src))`, 16 values at a time: GELU as the f32 path
+/// The up-projection and GELU of `blocks` blocks of 32 rows (rounded in
+/// `scratch.inputs`) into `scratch.rounded`, one 32 × 32 block of sums at
+/// a time. GELU of each block runs while the matrix unit computes the
+/// next one, a few rows after each step of its products: the vector work
+/// and the tile products then overlap instead of taking turns.
+#[target_feature(enable = "avx512f,avx512bf16")]
+fn up_pass(scratch: &mut Scratch, blocks: usize, up: &Packed, start: &[f32], kp: usize) {
+    let (wide, steps) = (up.padded().0, kp / STEP);
+    let (first_sums, second_sums) = scratch.sums.split_at_mut(BLOCK * BLOCK);
+    let mut sums = [first_sums, second_sums];
+    let rounded = &mut scratch.rounded[..];
+    // Where the block whose sums wait in `sums[1 - into]` goes.
+    let mut pending: Option<usize> = None;
+    let mut into = 0;
+    for first in (0..wide).step_by(BLOCK) {
+        for b in 0..blocks {
+            let [a, c] = &mut sums;
+            let (target, previous) = if into == 0 { (a, &*c) } else { (c, &*a) };
+            // SAFETY: as in `tiles::run`: block `b`'s 32 rows of `kp`
+            // inputs, the weight's tiles of outputs `first..first + 32`, a
+            // 32 × 32 block of sums and `start`'s values from `first`.
+            unsafe {
+                block_product(
+                    target.as_mut_ptr(),
+                    BLOCK,
+                    scratch.inputs.as_ptr().add(b * BLOCK * kp),
+                    kp,
+                    Strip {
+                        tiles: up.tiles.as_ptr().add(first / 16 * steps * TILE),
+                        steps,
+                        start: Some(start.as_ptr().add(first)),
+                    },
+                    |step| {
+                        if let Some(at) = pending {
+                            let rows = step * BLOCK / steps..(step + 1) * BLOCK / steps;
+                            gelu_rows(&mut rounded[at..], wide, previous, rows);
+                        }
+                    },
+                );
+            }
+            pending = Some(b * BLOCK * wide + first);
+            into = 1 - into;
+        }
+    }
+    if let Some(at) = pending {
+        gelu_rows(&mut rounded[at..], wide, sums[1 - into], 0..BLOCK);
+    }
+}
+
+/// `dst = bf16(gelu(src))` for rows `rows` of a 32 × 32 block `src`, into
+/// `dst` (row stride `ld`), 16 values at a time: GELU as the f32 path
 /// computes it ([`crate::embed::gelu`]: erf as Eigen's rational function),
 /// except that the division is a 14-bit reciprocal estimate and a
 /// multiply. The estimate's error (below 2^-14 relative) is a thirtieth of
@@ -104,9 +141,22 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
 /// of GELU together. Padded columns hold 0 (zero weights, zero bias), and
 /// GELU(0) is 0.
 #[target_feature(enable = "avx512f,avx512bf16")]
-fn gelu_rounded(dst: &mut [u16], src: &[f32]) {
+#[inline]
+fn gelu_rows(dst: &mut [u16], ld: usize, src: &[f32], rows: std::ops::Range<usize>) {
+    assert!(src.len() == BLOCK * BLOCK && rows.end <= BLOCK && ld >= BLOCK);
+    for r in rows {
+        gelu_row(
+            &mut dst[r * ld..r * ld + BLOCK],
+            &src[r * BLOCK..(r + 1) * BLOCK],
+        );
+    }
+}
+
+/// [`gelu_rows`]' 32 values of one row.
+#[target_feature(enable = "avx512f,avx512bf16")]
+#[inline]
+fn gelu_row(dst: &mut [u16], src: &[f32]) {
     use std::arch::x86_64::*;
-    assert!(dst.len() == src.len() && src.len().is_multiple_of(16));
     for (to, from) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
         // SAFETY: both chunks hold 16 values: 64 bytes read, 32 written.
         unsafe {

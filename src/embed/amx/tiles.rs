@@ -59,14 +59,6 @@ thread_local! {
     static ROUNDED: RefCell<Aligned<u16>> = RefCell::new(Aligned::default());
 }
 
-/// Zeros for products without a bias, read as a block's starting sums
-/// (two tiles of 16 with row stride 0).
-pub(super) static ZEROS: Zeros = Zeros([0.0; BLOCK]);
-
-/// [`ZEROS`]' type: 32 floats on a cache line.
-#[repr(C, align(64))]
-pub(super) struct Zeros(pub [f32; BLOCK]);
-
 /// Runs `f` with [`CONFIG`] loaded on this thread's tiles, then releases
 /// them.
 pub(super) fn with_tiles<R>(f: impl FnOnce() -> R) -> R {
@@ -84,7 +76,7 @@ pub(super) fn with_tiles<R>(f: impl FnOnce() -> R) -> R {
 /// Rounds `rows` (each `k` long) into `dst` (BLOCK rows of `kp`), 16
 /// values per conversion instruction, padding with zeros: the columns past
 /// `k`, and the rows past the last given.
-pub(super) fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
+fn round_block(dst: &mut [u16], rows: &[f32], k: usize, kp: usize) {
     let whole = k / 16 * 16;
     let mut given = rows.chunks_exact(k);
     for to in dst.chunks_exact_mut(kp) {
@@ -157,9 +149,12 @@ pub(super) fn run(out: &mut [f32], input: &[f32], weight: &Packed, start: &[f32]
                             np,
                             rounded.as_ptr(),
                             kp,
-                            weight.tiles.as_ptr().add(first / 16 * steps * TILE),
-                            steps,
-                            start.as_ptr().add(first),
+                            Strip {
+                                tiles: weight.tiles.as_ptr().add(first / 16 * steps * TILE),
+                                steps,
+                                start: Some(start.as_ptr().add(first)),
+                            },
+                            |_| {},
                         );
                     }
                 }
@@ -168,9 +163,33 @@ pub(super) fn run(out: &mut [f32], input: &[f32], weight: &Packed, start: &[f32]
     });
 }
 
-/// One 32 × 32 block of sums: `sums` (row stride `ld` floats) =
-/// `start` (repeated on every row) + the 32 rows at `inputs` (row stride
-/// `kp` bf16) times the 32 outputs whose tiles start at `weights`.
+/// Rounds the first `blocks` blocks of 32 rows of `rows` (each `k` long;
+/// missing rows count as zeros) into `dst`'s blocks of 32 rows of `kp`.
+pub(super) fn round_blocks(dst: &mut [u16], rows: &[f32], blocks: usize, k: usize, kp: usize) {
+    for (b, to) in dst.chunks_exact_mut(BLOCK * kp).take(blocks).enumerate() {
+        let rows = rows.get(b * BLOCK * k..).unwrap_or(&[]);
+        round_block(to, &rows[..rows.len().min(BLOCK * k)], k, kp);
+    }
+}
+
+/// The weight side of a [`block_product`]: 32 outputs of a packed weight
+/// (two strips of 16), their sums' starting values.
+#[derive(Clone, Copy)]
+pub(super) struct Strip {
+    /// The first of the strips' tiles: `steps` tiles of the first 16
+    /// outputs, then `steps` of the next 16.
+    pub tiles: *const u16,
+    /// Steps of 32 inputs.
+    pub steps: usize,
+    /// 32 starting sums (repeated on every row); zeros for `None`.
+    pub start: Option<*const f32>,
+}
+
+/// One 32 × 32 block of sums: `sums` (row stride `ld` floats) = the
+/// strip's starting sums + the 32 rows at `inputs` (row stride `kp` bf16)
+/// times the strip's 32 outputs. `between(step)` runs after each step's
+/// products are issued: vector work that does not wait on them (the
+/// matrix unit and the vector units run side by side) fits there.
 ///
 /// # Safety
 /// The tile configuration of [`CONFIG`] is loaded on this thread, and every
@@ -181,21 +200,34 @@ pub(super) unsafe fn block_product(
     ld: usize,
     inputs: *const u16,
     kp: usize,
-    weights: *const u16,
-    steps: usize,
-    start: *const f32,
+    strip: Strip,
+    mut between: impl FnMut(usize),
 ) {
+    let Strip {
+        tiles: weights,
+        steps,
+        start,
+    } = strip;
     let second = weights.add(steps * TILE);
-    asm!(
-        "tileloadd tmm0, [{s0} + {zero}*1]",
-        "tileloadd tmm1, [{s1} + {zero}*1]",
-        "tileloadd tmm2, [{s0} + {zero}*1]",
-        "tileloadd tmm3, [{s1} + {zero}*1]",
-        s0 = in(reg) start,
-        s1 = in(reg) start.add(16),
-        zero = in(reg) 0usize,
-        options(nostack, readonly),
-    );
+    match start {
+        Some(start) => asm!(
+            "tileloadd tmm0, [{s0} + {zero}*1]",
+            "tileloadd tmm1, [{s1} + {zero}*1]",
+            "tileloadd tmm2, [{s0} + {zero}*1]",
+            "tileloadd tmm3, [{s1} + {zero}*1]",
+            s0 = in(reg) start,
+            s1 = in(reg) start.add(16),
+            zero = in(reg) 0usize,
+            options(nostack, readonly),
+        ),
+        None => asm!(
+            "tilezero tmm0",
+            "tilezero tmm1",
+            "tilezero tmm2",
+            "tilezero tmm3",
+            options(nostack, nomem),
+        ),
+    }
     let row_bytes = kp * 2;
     for step in 0..steps {
         // Each load is followed by the products that wait for it, so the
@@ -225,6 +257,7 @@ pub(super) unsafe fn block_product(
             ldb = in(reg) 64usize,
             options(nostack, readonly),
         );
+        between(step);
     }
     let ldc = ld * 4;
     asm!(
