@@ -247,6 +247,8 @@ mod attention;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod feed_forward;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+mod heads;
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod tiles;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 pub use attention::attention;
@@ -261,7 +263,15 @@ mod feed_forward {
 
 /// Elsewhere the unit is never available.
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")))]
-pub fn attention(_: &[f32], _: &[usize], _: usize, _: usize, _: usize) -> Vec<f32> {
+pub fn attention(
+    _: &[f32],
+    _: &Packed,
+    _: &[f32],
+    _: &[usize],
+    _: usize,
+    _: usize,
+    _: usize,
+) -> Vec<f32> {
     unreachable!("the matrix unit is never available here")
 }
 

@@ -11,21 +11,19 @@
 use candle_core::{Result, Tensor};
 use rayon::prelude::*;
 
+use super::dense::Dense;
 use super::product::cpu_values;
 use super::softmax::softmax_in_place;
 
 /// The attention context (tokens × hidden) of `qkv` (tokens × 3·hidden,
 /// queries then keys then values, heads side by side in each), for a batch
-/// of `lengths.len()` sequences padded to `width` positions. Where
-/// `on_tiles`, the same in bf16 on the matrix unit
-/// ([`super::amx::attention`]; heads of a multiple of 32 dimensions).
+/// of `lengths.len()` sequences padded to `width` positions.
 pub fn fused_attention(
     qkv: &Tensor,
     lengths: &[usize],
     width: usize,
     heads: usize,
     head_size: usize,
-    on_tiles: bool,
 ) -> Result<Tensor> {
     let hidden = heads * head_size;
     let tokens = lengths.len() * width;
@@ -34,11 +32,6 @@ pub fn fused_attention(
     }
     let (storage, layout) = qkv.storage_and_layout();
     let qkv = cpu_values(&storage, layout, "attention")?;
-    if on_tiles {
-        let context = super::amx::attention(qkv, lengths, width, heads, head_size);
-        drop(storage);
-        return Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu);
-    }
     let scale = 1.0 / (head_size as f32).sqrt();
 
     // One task per sequence and head. Each writes its own rows × columns
@@ -80,6 +73,39 @@ pub fn fused_attention(
     });
     drop(storage);
     Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu)
+}
+
+/// The same context in bf16 on the matrix unit, computed from the layer's
+/// input `x` (tokens × hidden) and its fused QKV projection `qkv`, where
+/// that projection is packed for the unit ([`super::amx::attention`], which
+/// runs the projection too; heads of a multiple of 32 dimensions); `None`
+/// elsewhere, for the caller to project and call [`fused_attention`].
+pub fn attention_on_tiles(
+    qkv: &Dense,
+    x: &Tensor,
+    lengths: &[usize],
+    width: usize,
+    heads: usize,
+    head_size: usize,
+) -> Result<Option<Tensor>> {
+    let Some((packed, bias)) = qkv.packed() else {
+        return Ok(None);
+    };
+    let hidden = heads * head_size;
+    let tokens = lengths.len() * width;
+    if x.dims() != [tokens, hidden]
+        || lengths.iter().any(|&l| l > width)
+        || !head_size.is_multiple_of(32)
+        || packed.inputs() != hidden
+        || packed.outputs() != 3 * hidden
+    {
+        candle_core::bail!("attention: input {:?} for {lengths:?} x {width}", x.dims());
+    }
+    let (storage, layout) = x.storage_and_layout();
+    let input = cpu_values(&storage, layout, "attention")?;
+    let context = super::amx::attention(input, packed, bias, lengths, width, heads, head_size);
+    drop(storage);
+    Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu).map(Some)
 }
 
 thread_local! {
@@ -158,7 +184,7 @@ mod tests {
             .unwrap()
             .reshape((tokens, 3 * hidden))
             .unwrap();
-        let got = fused_attention(&qkv, &lengths, width, heads, head_size, false).unwrap();
+        let got = fused_attention(&qkv, &lengths, width, heads, head_size).unwrap();
 
         let mask: Vec<u32> = lengths
             .iter()

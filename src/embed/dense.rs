@@ -69,6 +69,12 @@ impl Dense {
         &self.bias
     }
 
+    /// The weight packed for the matrix unit and the bias as values, once
+    /// [`Dense::pack_bf16`] ran.
+    pub fn packed(&self) -> Option<(&super::amx::Packed, &[f32])> {
+        self.packed.as_ref().zip(self.bias_values.as_deref())
+    }
+
     /// `x · Wᵀ + b` for `x` of shape (rows, inputs).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         match &self.bias_values {

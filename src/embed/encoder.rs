@@ -20,7 +20,7 @@ use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
-use super::attention::fused_attention;
+use super::attention::{attention_on_tiles, fused_attention};
 use super::dense::Dense;
 use super::gelu::bias_gelu;
 use super::residual::AddNorm;
@@ -310,17 +310,18 @@ impl Encoder {
         // On the CPU in f32, attention runs fused per sequence and head.
         let fused = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         for layer in &self.layers {
-            let qkv = layer.qkv.forward(&x)?;
-            let context = if fused {
-                fused_attention(
-                    &qkv,
-                    lengths,
-                    length,
-                    self.heads,
-                    self.head_size,
-                    self.attention_on_tiles,
-                )?
+            let (heads, head_size) = (self.heads, self.head_size);
+            let tiled = match self.attention_on_tiles {
+                true => attention_on_tiles(&layer.qkv, &x, lengths, length, heads, head_size)?,
+                false => None,
+            };
+            let context = if let Some(context) = tiled {
+                context
+            } else if fused {
+                let qkv = layer.qkv.forward(&x)?;
+                fused_attention(&qkv, lengths, length, heads, head_size)?
             } else {
+                let qkv = layer.qkv.forward(&x)?;
                 let qkv = qkv
                     .reshape((batch, length, 3, self.heads, self.head_size))?
                     .permute((2, 0, 3, 1, 4))?;

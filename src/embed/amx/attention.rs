@@ -1,45 +1,33 @@
-//! Self-attention with its two products on the tiles, for the bf16
-//! encoder: per sequence and head, Q·Kᵀ and P·V run as bf16 tile products
-//! with f32 sums, and the softmax between them runs 32 query rows at a
-//! time while their scores sit in L1, writing P in bf16 straight into the
-//! layout the second product reads. The f32 path ([`crate::embed`]'s
-//! fused attention) computes the same thing with gemm in f32; on the
-//! seeds it took about a third of bf16 indexing time (`perf`), as much as
-//! all the dense products on the tiles together.
+//! Self-attention with its products on the tiles, for the bf16 encoder,
+//! one task per sequence: the fused QKV projection of the sequence's rows
+//! straight into the layouts the next products read ([`super::heads`]),
+//! then per head and 32 query rows Q·Kᵀ and P·V as bf16 tile products with
+//! f32 sums, and the softmax between them while the 32 rows of scores sit
+//! in L1, writing P in bf16 straight into the layout P·V reads. The f32
+//! path ([`crate::embed`]'s fused attention) computes the same thing with
+//! gemm in f32.
 //!
-//! - Q is rounded row by row (one 64-byte tile row per 32 dimensions).
-//! - K is packed as the weight of a product whose outputs are the keys:
-//!   for each 16 keys and 32 dimensions, one tile whose row `r` holds
-//!   dimensions `2r` and `2r + 1` of each key side by side.
-//! - V is packed as the weight of a product whose outputs are the
-//!   dimensions and whose inputs are the keys.
 //! - P is left unnormalised (its rows sum to `sum`, not 1), and the context
 //!   rows are divided by `sum` once they are out: one multiply per output
 //!   value instead of one per score.
-//!
-//! Keys and queries are padded with zeros to multiples of 32; padded keys
-//! get probability 0 (masked before the exponential), padded query rows
-//! are computed and dropped. Padded positions of the batch are never read,
-//! and their context rows stay 0, as on the f32 path.
+//! - Keys and queries are padded to multiples of 32 positions; padded keys
+//!   get probability 0 (masked before the exponential), padded query rows
+//!   are computed and dropped. Padded positions of the batch are never
+//!   read, and their context rows stay 0, as on the f32 path.
 
 use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::tiles::{block_product, round_avx512, with_tiles, Strip};
-use super::{Aligned, BLOCK, STEP, TILE};
+use super::heads::Heads;
+use super::tiles::{block_product, with_tiles, Strip};
+use super::{Aligned, Packed, BLOCK, STEP, TILE};
 
 /// Each worker's buffers, kept between tasks.
 #[derive(Default)]
 struct Scratch {
-    /// Queries in bf16, `padded` rows of `head_size` per head.
-    queries: Aligned<u16>,
-    /// Keys packed as tiles (outputs: keys; inputs: dimensions).
-    keys: Aligned<u16>,
-    /// Values packed as tiles (outputs: dimensions; inputs: keys).
-    values: Aligned<u16>,
-    /// Two rows of the fused projection in bf16 (a token and the next).
-    row: Vec<u16>,
+    /// The sequence's queries, keys and values in the tiles' layouts.
+    heads: Heads,
     /// Scores of 32 queries, 32 rows of `padded`.
     scores: Aligned<f32>,
     /// Unnormalised probabilities of 32 queries in bf16.
@@ -54,12 +42,16 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// The attention context (tokens × hidden) of `qkv` (tokens × 3·hidden,
-/// queries then keys then values, heads side by side in each) for
+/// The attention context (tokens × hidden) of a layer whose input is `x`
+/// (tokens × hidden) and whose fused QKV projection is `qkv` with `bias`
+/// (outputs: queries, keys then values, heads side by side in each), for
 /// `lengths.len()` sequences padded to `width` positions, with `heads`
-/// heads of `head_size` (a multiple of 32) dimensions.
+/// heads of `head_size` (a multiple of 32) dimensions. The projection
+/// runs here, per sequence ([`Heads::project`]).
 pub fn attention(
-    qkv: &[f32],
+    x: &[f32],
+    qkv: &Packed,
+    bias: &[f32],
     lengths: &[usize],
     width: usize,
     heads: usize,
@@ -71,27 +63,34 @@ pub fn attention(
     assert!(
         head_size > 0
             && head_size.is_multiple_of(STEP)
-            && qkv.len() == tokens * 3 * hidden
+            && qkv.inputs == hidden
+            && qkv.outputs == 3 * hidden
+            && bias.len() == 3 * hidden
+            && x.len() == tokens * hidden
             && lengths.iter().all(|&l| l <= width),
         "amx attention: shapes"
     );
     let scale = 1.0 / (head_size as f32).sqrt();
     let mut context = vec![0f32; tokens * hidden];
-    // One task per sequence: its rows are read once, whole, in order (a
-    // task per head read 3 × 128 bytes of each 4.6 KB row, and waited on
-    // memory for most of its time), and it writes its own rows of the
-    // context.
+    // One task per sequence: its rows are read once, whole, in order, and
+    // it writes its own rows of the context.
     context
         .par_chunks_mut(width * hidden)
-        .zip(qkv.par_chunks(width * 3 * hidden))
+        .zip(x.par_chunks(width * hidden))
         .zip(lengths)
         .filter(|(_, &len)| len > 0)
         .for_each(|((out, rows), &len)| {
             SCRATCH.with(|scratch| {
                 let scratch = &mut *scratch.borrow_mut();
                 let padded = len.next_multiple_of(BLOCK);
-                pack(scratch, &rows[..len * 3 * hidden], padded, heads, head_size);
+                scratch.scores.resize(BLOCK * padded);
+                scratch.probs.resize(BLOCK * padded);
+                scratch.context.resize(BLOCK * head_size);
                 with_tiles(|| {
+                    let rows = &rows[..len * hidden];
+                    scratch
+                        .heads
+                        .project(rows, qkv, bias, padded, heads, head_size);
                     for head in 0..heads {
                         for first in (0..len).step_by(BLOCK) {
                             let base = head * padded * head_size;
@@ -115,83 +114,6 @@ pub fn attention(
             });
         });
     context
-}
-
-/// Rounds a sequence's queries and packs its keys and values into
-/// `scratch`, every head's `padded · head_size` values after the other's,
-/// zero-padded to `padded` positions, and sizes the per-block buffers. `rows` are the sequence's real
-/// positions of the fused projection (3 · hidden each).
-fn pack(scratch: &mut Scratch, rows: &[f32], padded: usize, heads: usize, head_size: usize) {
-    let hidden = heads * head_size;
-    let (steps, key_steps, per_head) = (head_size / STEP, padded / STEP, padded * head_size);
-    for buffer in [&mut scratch.queries, &mut scratch.keys, &mut scratch.values] {
-        buffer.resize(0);
-        buffer.resize(heads * per_head);
-    }
-    scratch.row.resize(2 * 3 * hidden, 0);
-    scratch.scores.resize(BLOCK * padded);
-    scratch.probs.resize(BLOCK * padded);
-    scratch.context.resize(BLOCK * head_size);
-    // Two tokens at a time: token 2j's and 2j + 1's values of one
-    // dimension sit side by side in the values' tiles, so 16 dimensions of
-    // the pair fill one 64-byte tile row.
-    for (j, pair) in rows.chunks(2 * 3 * hidden).enumerate() {
-        let i = 2 * j;
-        let both = pair.len() == 2 * 3 * hidden;
-        // SAFETY: `available` (asserted by `attention`) implies AVX-512
-        // BF16; both slices are a multiple of 16 long (3 · hidden each).
-        unsafe { round_avx512(&mut scratch.row[..pair.len()], pair) };
-        let (this, next) = scratch.row.split_at(3 * hidden);
-        for (t, row) in [this, next].into_iter().enumerate().take(1 + both as usize) {
-            let i = i + t;
-            let (queries, rest) = row.split_at(hidden);
-            let keys = &rest[..hidden];
-            for head in 0..heads {
-                let (at, base) = (head * head_size, head * per_head);
-                scratch.queries[base + i * head_size..base + (i + 1) * head_size]
-                    .copy_from_slice(&queries[at..at + head_size]);
-                // Key i is output i % 16 of strip i / 16: in that strip's
-                // tile for dimensions 32s..32s+32, row r holds its
-                // dimensions 32s + 2r and 32s + 2r + 1 at slots 2 (i % 16)
-                // and 2 (i % 16) + 1: one pair per tile row.
-                let strip = base + i / 16 * steps * TILE + 2 * (i % 16);
-                for (p, two) in keys[at..at + head_size].chunks_exact(2).enumerate() {
-                    let to = strip + p / 16 * TILE + p % 16 * 32;
-                    scratch.keys[to..to + 2].copy_from_slice(two);
-                }
-            }
-        }
-        // Value dimension d is output d % 16 of strip d / 16; key i is
-        // input i of the product: tile i / 32 of the strip, row (i % 32) / 2,
-        // slot 2 (d % 16) + i % 2. For an even i and its successor, the 16
-        // dimensions of one strip are one tile row, the two tokens'
-        // values interleaved.
-        let within = i / STEP * TILE + i % STEP / 2 * 32;
-        let values = &this[2 * hidden..];
-        let following = both.then(|| &next[2 * hidden..3 * hidden]);
-        for head in 0..heads {
-            let (at, base) = (head * head_size, head * per_head);
-            for strip in 0..head_size / 16 {
-                let to = base + strip * key_steps * TILE + within;
-                let row = &mut scratch.values[to..to + 32];
-                let from = &values[at + strip * 16..at + strip * 16 + 16];
-                match following {
-                    Some(next) => {
-                        let after = &next[at + strip * 16..at + strip * 16 + 16];
-                        for ((slot, &a), &b) in row.chunks_exact_mut(2).zip(from).zip(after) {
-                            slot[0] = a;
-                            slot[1] = b;
-                        }
-                    }
-                    None => {
-                        for (slot, &a) in row.chunks_exact_mut(2).zip(from) {
-                            slot[0] = a;
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// The context of queries `first..first + 32` of the head whose packed
@@ -219,10 +141,14 @@ fn block(
             block_product(
                 scratch.scores.as_mut_ptr().add(keys),
                 padded,
-                scratch.queries.as_ptr().add(base + first * head_size),
+                scratch.heads.queries.as_ptr().add(base + first * head_size),
                 head_size,
                 Strip {
-                    tiles: scratch.keys.as_ptr().add(base + keys / 16 * steps * TILE),
+                    tiles: scratch
+                        .heads
+                        .keys
+                        .as_ptr()
+                        .add(base + keys / 16 * steps * TILE),
                     steps,
                     start: None,
                 },
@@ -256,6 +182,7 @@ fn block(
                 padded,
                 Strip {
                     tiles: scratch
+                        .heads
                         .values
                         .as_ptr()
                         .add(base + dims / 16 * key_steps * TILE),
@@ -398,29 +325,48 @@ mod tests {
         assert!(tiny.iter().all(|&t| t == 0.0));
     }
 
-    /// Against the f32 attention of the encoder, on ragged lengths and two
-    /// head sizes: bf16 operands, so agreement to about 1%.
+    /// Against the f32 projection and attention of the encoder over the
+    /// bf16-rounded input and weight, on ragged lengths and two head sizes:
+    /// the projection and attention's operands are rounded to bf16 too, so
+    /// agreement to about 1%.
     #[test]
     fn attention_on_tiles_matches_the_f32_attention() {
         if !super::super::available() {
             eprintln!("skipped: this processor or system offers no AMX bf16 tiles");
             return;
         }
+        let widen = |v: f32| f64::from(f32::from_bits(u32::from(super::super::bf16(v)) << 16));
         for (heads, head_size, width, lengths) in [
             (3usize, 32usize, 70usize, vec![70usize, 33, 1]),
             (2, 64, 40, vec![40, 17]),
         ] {
             let hidden = heads * head_size;
             let tokens = lengths.len() * width;
-            let qkv: Vec<f32> = (0..tokens * 3 * hidden)
+            let x: Vec<f32> = (0..tokens * hidden)
                 .map(|i| ((i as f32) * 0.013 + 0.2).sin() * 1.5)
                 .collect();
-            let got = attention(&qkv, &lengths, width, heads, head_size);
+            let weight: Vec<f32> = (0..3 * hidden * hidden)
+                .map(|i| ((i as f32) * 0.37).sin() * 0.3)
+                .collect();
+            let bias: Vec<f32> = (0..3 * hidden)
+                .map(|i| (i as f32 * 0.1).cos() * 0.5)
+                .collect();
+            let packed = Packed::new(&weight, 3 * hidden, hidden);
+            let got = attention(&x, &packed, &bias, &lengths, width, heads, head_size);
+            let qkv: Vec<f32> = (0..tokens * 3 * hidden)
+                .map(|i| {
+                    let (t, o) = (i / (3 * hidden), i % (3 * hidden));
+                    let dot: f64 = (0..hidden)
+                        .map(|j| widen(x[t * hidden + j]) * widen(weight[o * hidden + j]))
+                        .sum();
+                    (f64::from(bias[o]) + dot) as f32
+                })
+                .collect();
             let tensor =
                 candle_core::Tensor::from_vec(qkv, (tokens, 3 * hidden), &candle_core::Device::Cpu)
                     .unwrap();
             let want = crate::embed::attention::fused_attention(
-                &tensor, &lengths, width, heads, head_size, false,
+                &tensor, &lengths, width, heads, head_size,
             )
             .unwrap()
             .flatten_all()
