@@ -232,6 +232,19 @@ fn by_blocks(
     exact
 }
 
+/// A batch as [`attention`] sees it.
+#[derive(Clone, Copy)]
+pub struct Batch<'a> {
+    /// Each sequence's length.
+    pub lengths: &'a [usize],
+    /// Positions per sequence, padding included.
+    pub width: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// Dimensions per head, a multiple of 32.
+    pub head_size: usize,
+}
+
 /// `x` rounded to bf16, to nearest even (NaN stays NaN).
 fn bf16(x: f32) -> u16 {
     if x.is_nan() {
@@ -249,6 +262,8 @@ mod feed_forward;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod heads;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+mod softmax;
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod tiles;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 pub use attention::attention;
@@ -263,15 +278,7 @@ mod feed_forward {
 
 /// Elsewhere the unit is never available.
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")))]
-pub fn attention(
-    _: &[f32],
-    _: &Packed,
-    _: &[f32],
-    _: &[usize],
-    _: usize,
-    _: usize,
-    _: usize,
-) -> Vec<f32> {
+pub fn attention(_: &[f32], _: &Packed, _: &[f32], _: &Packed, _: Batch) -> Vec<f32> {
     unreachable!("the matrix unit is never available here")
 }
 

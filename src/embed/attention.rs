@@ -75,20 +75,23 @@ pub fn fused_attention(
     Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu)
 }
 
-/// The same context in bf16 on the matrix unit, computed from the layer's
-/// input `x` (tokens × hidden) and its fused QKV projection `qkv`, where
-/// that projection is packed for the unit ([`super::amx::attention`], which
-/// runs the projection too; heads of a multiple of 32 dimensions); `None`
-/// elsewhere, for the caller to project and call [`fused_attention`].
+/// Attention's half of a layer without its closing bias, `context ·
+/// outᵀ`, in bf16 on the matrix unit from the layer's input `x` (tokens ×
+/// hidden), where its fused QKV projection `qkv` and its output
+/// projection `out` are packed for the unit ([`super::amx::attention`],
+/// which runs both projections; heads of a multiple of 32 dimensions);
+/// `None` elsewhere, for the caller to project, call [`fused_attention`]
+/// and project again.
 pub fn attention_on_tiles(
     qkv: &Dense,
+    out: &Dense,
     x: &Tensor,
     lengths: &[usize],
     width: usize,
     heads: usize,
     head_size: usize,
 ) -> Result<Option<Tensor>> {
-    let Some((packed, bias)) = qkv.packed() else {
+    let (Some((packed, bias)), Some((out, _))) = (qkv.packed(), out.packed()) else {
         return Ok(None);
     };
     let hidden = heads * head_size;
@@ -98,14 +101,22 @@ pub fn attention_on_tiles(
         || !head_size.is_multiple_of(32)
         || packed.inputs() != hidden
         || packed.outputs() != 3 * hidden
+        || out.inputs() != hidden
+        || out.outputs() != hidden
     {
         candle_core::bail!("attention: input {:?} for {lengths:?} x {width}", x.dims());
     }
     let (storage, layout) = x.storage_and_layout();
     let input = cpu_values(&storage, layout, "attention")?;
-    let context = super::amx::attention(input, packed, bias, lengths, width, heads, head_size);
+    let batch = super::amx::Batch {
+        lengths,
+        width,
+        heads,
+        head_size,
+    };
+    let projected = super::amx::attention(input, packed, bias, out, batch);
     drop(storage);
-    Tensor::from_vec(context, (tokens, hidden), &candle_core::Device::Cpu).map(Some)
+    Tensor::from_vec(projected, (tokens, hidden), &candle_core::Device::Cpu).map(Some)
 }
 
 thread_local! {

@@ -311,33 +311,33 @@ impl Encoder {
         let fused = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         for layer in &self.layers {
             let (heads, head_size) = (self.heads, self.head_size);
+            let (qkv, out) = (&layer.qkv, &layer.attention_out);
             let tiled = match self.attention_on_tiles {
-                true => attention_on_tiles(&layer.qkv, &x, lengths, length, heads, head_size)?,
+                true => attention_on_tiles(qkv, out, &x, lengths, length, heads, head_size)?,
                 false => None,
             };
-            let context = if let Some(context) = tiled {
-                context
+            let projected = if let Some(projected) = tiled {
+                projected
             } else if fused {
-                let qkv = layer.qkv.forward(&x)?;
-                fused_attention(&qkv, lengths, length, heads, head_size)?
+                let qkv = qkv.forward(&x)?;
+                out.product(&fused_attention(&qkv, lengths, length, heads, head_size)?)?
             } else {
-                let qkv = layer.qkv.forward(&x)?;
                 let qkv = qkv
+                    .forward(&x)?
                     .reshape((batch, length, 3, self.heads, self.head_size))?
                     .permute((2, 0, 3, 1, 4))?;
                 let q = (qkv.get(0)? * scale)?.contiguous()?;
                 let k = qkv.get(1)?.contiguous()?;
                 let v = qkv.get(2)?.contiguous()?;
                 let probs = masked_softmax(&q.matmul(&k.t()?)?, mask)?;
-                probs
+                let context = probs
                     .matmul(&v)?
                     .transpose(1, 2)?
                     .contiguous()?
-                    .reshape((tokens, h))?
+                    .reshape((tokens, h))?;
+                out.product(&context)?
             };
-            x = layer
-                .attention_close
-                .forward(layer.attention_out.product(&context)?, &x)?;
+            x = layer.attention_close.forward(projected, &x)?;
             let down = match Dense::feed_forward(&layer.intermediate, &layer.output, &x)? {
                 Some(down) => down,
                 None => {

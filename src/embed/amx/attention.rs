@@ -20,8 +20,9 @@ use std::cell::RefCell;
 use rayon::prelude::*;
 
 use super::heads::Heads;
+use super::softmax::softmax_rows;
 use super::tiles::{block_product, with_tiles, Strip};
-use super::{Aligned, Packed, BLOCK, STEP, TILE};
+use super::{Aligned, Batch, Packed, BLOCK, STEP, TILE};
 
 /// Each worker's buffers, kept between tasks.
 #[derive(Default)]
@@ -36,28 +37,33 @@ struct Scratch {
     inverse: [f32; BLOCK],
     /// 32 context rows of `head_size`.
     context: Aligned<f32>,
+    /// The sequence's context in bf16, `padded` rows of `hidden` (zeros
+    /// past its length): the output projection's inputs.
+    rounded: Aligned<u16>,
+    /// A 32 × 32 block of the output projection whose rows run past the
+    /// batch's width.
+    last: Aligned<f32>,
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// The attention context (tokens × hidden) of a layer whose input is `x`
-/// (tokens × hidden) and whose fused QKV projection is `qkv` with `bias`
-/// (outputs: queries, keys then values, heads side by side in each), for
-/// `lengths.len()` sequences padded to `width` positions, with `heads`
-/// heads of `head_size` (a multiple of 32) dimensions. The projection
-/// runs here, per sequence ([`Heads::project`]).
-pub fn attention(
-    x: &[f32],
-    qkv: &Packed,
-    bias: &[f32],
-    lengths: &[usize],
-    width: usize,
-    heads: usize,
-    head_size: usize,
-) -> Vec<f32> {
+/// Attention's half of a layer without its closing bias, in bf16: the
+/// attention context of `x` (tokens × hidden) times `out`ᵀ, where the
+/// fused QKV projection is `qkv` with `bias` (outputs: queries, keys then
+/// values, heads side by side in each). Per sequence, the projection runs
+/// here ([`Heads::project`]), and the context, rounded to bf16 as it comes
+/// out of each head, goes through `out` while it is in the core's cache.
+/// Rows of padded positions are 0.
+pub fn attention(x: &[f32], qkv: &Packed, bias: &[f32], out: &Packed, batch: Batch) -> Vec<f32> {
     assert!(super::available(), "amx::attention without the matrix unit");
+    let Batch {
+        lengths,
+        width,
+        heads,
+        head_size,
+    } = batch;
     let hidden = heads * head_size;
     let tokens = lengths.len() * width;
     assert!(
@@ -66,26 +72,31 @@ pub fn attention(
             && qkv.inputs == hidden
             && qkv.outputs == 3 * hidden
             && bias.len() == 3 * hidden
+            && out.inputs == hidden
+            && out.outputs == hidden
             && x.len() == tokens * hidden
             && lengths.iter().all(|&l| l <= width),
         "amx attention: shapes"
     );
     let scale = 1.0 / (head_size as f32).sqrt();
-    let mut context = vec![0f32; tokens * hidden];
+    let mut projected = vec![0f32; tokens * hidden];
     // One task per sequence: its rows are read once, whole, in order, and
-    // it writes its own rows of the context.
-    context
+    // it writes its own rows of the output.
+    projected
         .par_chunks_mut(width * hidden)
         .zip(x.par_chunks(width * hidden))
         .zip(lengths)
         .filter(|(_, &len)| len > 0)
-        .for_each(|((out, rows), &len)| {
+        .for_each(|((projected, rows), &len)| {
             SCRATCH.with(|scratch| {
                 let scratch = &mut *scratch.borrow_mut();
                 let padded = len.next_multiple_of(BLOCK);
                 scratch.scores.resize(BLOCK * padded);
                 scratch.probs.resize(BLOCK * padded);
                 scratch.context.resize(BLOCK * head_size);
+                scratch.rounded.resize(padded * hidden);
+                scratch.rounded[len * hidden..].fill(0);
+                scratch.last.resize(BLOCK * BLOCK);
                 with_tiles(|| {
                     let rows = &rows[..len * hidden];
                     scratch
@@ -97,23 +108,91 @@ pub fn attention(
                             block(scratch, base, first, len, padded, head_size, scale);
                             // Rows `first..` of this sequence, this head's
                             // columns, divided by their rows' sums.
-                            let rows = out[first * hidden..].chunks_exact_mut(hidden);
+                            let rows = scratch.rounded[first * hidden..].chunks_exact_mut(hidden);
                             let from = scratch.context.chunks_exact(head_size);
                             let real = BLOCK.min(len - first);
-                            for ((to, from), inverse) in
-                                rows.zip(from).zip(scratch.inverse).take(real)
+                            for ((to, from), &inverse) in
+                                rows.zip(from).zip(&scratch.inverse).take(real)
                             {
                                 let to = &mut to[head * head_size..(head + 1) * head_size];
-                                for (t, f) in to.iter_mut().zip(from) {
-                                    *t = f * inverse;
-                                }
+                                // SAFETY: `available` implies AVX-512F and
+                                // BF16; `head_size` is a multiple of 32.
+                                unsafe { divide_rounded(to, from, inverse) };
                             }
                         }
                     }
+                    project_out(scratch, out, projected, len, width);
                 });
             });
         });
-    context
+    projected
+}
+
+/// The sequence's context (`scratch.rounded`) times `out`ᵀ into its rows
+/// of `projected` (`width` rows of `out`'s outputs): blocks of 32 rows
+/// whose rows run past `width` go through `scratch.last`, and only their
+/// rows before `len` are copied. The tile configuration is loaded.
+fn project_out(
+    scratch: &mut Scratch,
+    out: &Packed,
+    projected: &mut [f32],
+    len: usize,
+    width: usize,
+) {
+    let (np, kp) = out.padded();
+    let steps = kp / STEP;
+    assert!(np == out.outputs && kp == out.inputs && projected.len() == width * np);
+    for first in (0..len).step_by(BLOCK) {
+        let inputs = scratch.rounded[first * kp..].as_ptr();
+        let whole = first + BLOCK <= width;
+        for output in (0..np).step_by(BLOCK) {
+            let (sums, ld) = match whole {
+                true => (projected[first * np + output..].as_mut_ptr(), np),
+                false => (scratch.last.as_mut_ptr(), BLOCK),
+            };
+            // SAFETY: `rounded` holds `padded` rows of `kp` bf16, so rows
+            // `first..first + 32` exist; `out`'s tiles of outputs
+            // `output..output + 32` are `2 · steps` tiles from
+            // `output / 16 · steps`; the block of sums is 32 rows of `ld`
+            // floats, inside `projected` (rows `first..first + 32 <= width`)
+            // or `last` (32 × 32).
+            unsafe {
+                block_product(
+                    sums,
+                    ld,
+                    inputs,
+                    kp,
+                    Strip {
+                        tiles: out.tiles.as_ptr().add(output / 16 * steps * TILE),
+                        steps,
+                        start: None,
+                    },
+                    |_| {},
+                );
+            }
+            if !whole {
+                let rows = projected[first * np..].chunks_exact_mut(np);
+                for (to, from) in rows.zip(scratch.last.chunks_exact(BLOCK)).take(len - first) {
+                    to[output..output + BLOCK].copy_from_slice(from);
+                }
+            }
+        }
+    }
+}
+
+/// `dst = bf16(src · inverse)`, both a multiple of 16 long.
+#[target_feature(enable = "avx512f,avx512bf16")]
+fn divide_rounded(dst: &mut [u16], src: &[f32], inverse: f32) {
+    use std::arch::x86_64::*;
+    let inverse = _mm512_set1_ps(inverse);
+    for (to, from) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
+        // SAFETY: both chunks hold 16 values: 64 bytes read, 32 written.
+        unsafe {
+            let v = _mm512_mul_ps(_mm512_loadu_ps(from.as_ptr()), inverse);
+            let rounded: __m256i = std::mem::transmute(_mm512_cvtneps_pbh(v));
+            _mm256_storeu_si256(to.as_mut_ptr().cast(), rounded);
+        }
+    }
 }
 
 /// The context of queries `first..first + 32` of the head whose packed
@@ -195,140 +274,15 @@ fn block(
     }
 }
 
-/// For each of 32 rows of `scores` (row stride `padded`), the
-/// exponentials of `scale · (score − max)` over the first `len` columns,
-/// in bf16 into `probs` (0 past `len`), and 1 / their sum into `inverse`.
-/// The exponential is computed as a power of two, `scale · log2(e)`
-/// folded into the one multiply-add that shifts the scores: see [`exp2`].
-#[target_feature(enable = "avx512f,avx512bf16")]
-fn softmax_rows(
-    scores: &[f32],
-    probs: &mut [u16],
-    inverse: &mut [f32; BLOCK],
-    padded: usize,
-    len: usize,
-    scale: f32,
-) {
-    use std::arch::x86_64::*;
-    assert!(scores.len() >= BLOCK * padded && probs.len() >= BLOCK * padded && len <= padded);
-    // Whole chunks of 16 real columns, then one partial chunk (its real
-    // lanes), then zeros to `padded`.
-    let whole = len / 16 * 16;
-    let tail = ((1u32 << (len - whole)) - 1) as __mmask16;
-    let factor = scale * std::f32::consts::LOG2_E;
-    for (r, inverse) in inverse.iter_mut().enumerate() {
-        let row = &scores[r * padded..(r + 1) * padded];
-        let out = &mut probs[r * padded..(r + 1) * padded];
-        // SAFETY: every load and store below is of 16 values at a column
-        // `at < padded`, a multiple of 16, inside the row (`padded` is a
-        // multiple of 32).
-        unsafe {
-            let mut max = _mm512_set1_ps(f32::NEG_INFINITY);
-            for at in (0..whole).step_by(16) {
-                max = _mm512_max_ps(max, _mm512_loadu_ps(row.as_ptr().add(at)));
-            }
-            if whole < len {
-                let v = _mm512_mask_loadu_ps(max, tail, row.as_ptr().add(whole));
-                max = _mm512_max_ps(max, v);
-            }
-            let shift = _mm512_set1_ps(-_mm512_reduce_max_ps(max) * factor);
-            let factor = _mm512_set1_ps(factor);
-            let mut sum = _mm512_setzero_ps();
-            let mut put = |at: usize, e: __m512| {
-                let rounded: __m256i = std::mem::transmute(_mm512_cvtneps_pbh(e));
-                _mm256_storeu_si256(out.as_mut_ptr().add(at).cast(), rounded);
-            };
-            for at in (0..whole).step_by(16) {
-                let x = _mm512_fmadd_ps(_mm512_loadu_ps(row.as_ptr().add(at)), factor, shift);
-                let e = exp2(x);
-                sum = _mm512_add_ps(sum, e);
-                put(at, e);
-            }
-            let mut at = whole;
-            if whole < len {
-                let x = _mm512_fmadd_ps(_mm512_loadu_ps(row.as_ptr().add(at)), factor, shift);
-                let e = _mm512_maskz_mov_ps(tail, exp2(x));
-                sum = _mm512_add_ps(sum, e);
-                put(at, e);
-                at += 16;
-            }
-            while at < padded {
-                put(at, _mm512_setzero_ps());
-                at += 16;
-            }
-            *inverse = 1.0 / _mm512_reduce_add_ps(sum);
-        }
-    }
-}
-
-/// 2^x for x <= 0 in 16 lanes: x = n + r with n an integer and |r| <= 1/2
-/// (exact), 2^r a degree-4 polynomial (coefficients fitted here to the
-/// least maximum relative error on [−1/2, 1/2]: 2.6e-6, far below bf16's
-/// 2^-9 rounding of the result), and `vscalefps` for 2^n, which gives 0
-/// where 2^x is below the smallest float.
-#[target_feature(enable = "avx512f")]
-fn exp2(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
-    use std::arch::x86_64::*;
-    // Round to nearest, exceptions suppressed.
-    let n = _mm512_roundscale_ps::<0x08>(x);
-    let r = _mm512_sub_ps(x, n);
-    let mut p = _mm512_set1_ps(EXP2[0]);
-    for c in &EXP2[1..] {
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(*c));
-    }
-    _mm512_scalef_ps(p, n)
-}
-
-/// [`exp2`]'s polynomial, highest power first.
-const EXP2: [f32; 5] = [
-    0.009_570_069,
-    0.055_917_807,
-    0.240_247_44,
-    0.693_121_85,
-    0.999_999_3,
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The power of two against f64's over the range softmax uses, down
-    /// through the subnormals to where the result is 0.
-    #[test]
-    fn exp2_is_within_its_stated_error() {
-        if !super::super::available() {
-            eprintln!("skipped: this processor or system offers no AMX bf16 tiles");
-            return;
-        }
-        let xs: Vec<f32> = (0..16 * 4000).map(|i| -(i as f32) * 0.002_1).collect();
-        for chunk in xs.chunks_exact(16) {
-            let mut got = [0f32; 16];
-            // SAFETY: `available` implies AVX-512F; 16 values each way.
-            unsafe {
-                use std::arch::x86_64::*;
-                _mm512_storeu_ps(got.as_mut_ptr(), exp2(_mm512_loadu_ps(chunk.as_ptr())));
-            }
-            for (&x, &g) in chunk.iter().zip(&got) {
-                let want = f64::from(x).exp2();
-                // Below 2^-126 the floats are subnormal: fewer digits.
-                let error = (f64::from(g) - want).abs() / want;
-                let bound = if x > -126.0 { 4e-6 } else { 1e-2 };
-                assert!(error < bound, "2^{x}: {g} vs {want}");
-            }
-        }
-        let mut tiny = [0f32; 16];
-        // SAFETY: as above.
-        unsafe {
-            use std::arch::x86_64::*;
-            _mm512_storeu_ps(tiny.as_mut_ptr(), exp2(_mm512_set1_ps(-200.0)));
-        }
-        assert!(tiny.iter().all(|&t| t == 0.0));
-    }
-
-    /// Against the f32 projection and attention of the encoder over the
-    /// bf16-rounded input and weight, on ragged lengths and two head sizes:
-    /// the projection and attention's operands are rounded to bf16 too, so
-    /// agreement to about 1%.
+    /// Against the f32 projections and attention of the encoder over the
+    /// bf16-rounded input and weights, on ragged lengths (one past a
+    /// multiple of 32, and the batch's width not one) and two head sizes:
+    /// the projections' and attention's operands are rounded to bf16 too,
+    /// so agreement to about 1%.
     #[test]
     fn attention_on_tiles_matches_the_f32_attention() {
         if !super::super::available() {
@@ -351,8 +305,22 @@ mod tests {
             let bias: Vec<f32> = (0..3 * hidden)
                 .map(|i| (i as f32 * 0.1).cos() * 0.5)
                 .collect();
-            let packed = Packed::new(&weight, 3 * hidden, hidden);
-            let got = attention(&x, &packed, &bias, &lengths, width, heads, head_size);
+            let out: Vec<f32> = (0..hidden * hidden)
+                .map(|i| ((i as f32) * 0.53).sin() * 0.1)
+                .collect();
+            let batch = Batch {
+                lengths: &lengths,
+                width,
+                heads,
+                head_size,
+            };
+            let got = attention(
+                &x,
+                &Packed::new(&weight, 3 * hidden, hidden),
+                &bias,
+                &Packed::new(&out, hidden, hidden),
+                batch,
+            );
             let qkv: Vec<f32> = (0..tokens * 3 * hidden)
                 .map(|i| {
                     let (t, o) = (i / (3 * hidden), i % (3 * hidden));
@@ -373,6 +341,16 @@ mod tests {
             .unwrap()
             .to_vec1::<f32>()
             .unwrap();
+            // The context times `out`ᵀ, over the bf16-rounded context.
+            let want: Vec<f32> = (0..tokens * hidden)
+                .map(|i| {
+                    let (t, o) = (i / hidden, i % hidden);
+                    let dot: f64 = (0..hidden)
+                        .map(|j| widen(want[t * hidden + j]) * widen(out[o * hidden + j]))
+                        .sum();
+                    dot as f32
+                })
+                .collect();
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 let (seq, position) = (i / hidden / width, i / hidden % width);
                 if position >= lengths[seq] {
