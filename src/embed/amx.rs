@@ -20,10 +20,13 @@
 //!   store to start on a cache line (`aligned`), so that a 64-byte tile
 //!   row is one line; the products' outputs (vectors handed on to candle)
 //!   start where the allocator puts them.
-//! - Attention's two products run on the tiles too ([`attention`]), and the
-//!   feed-forward's two run fused per block of rows ([`feed_forward`]).
-//!   What surrounds the products (softmax, GELU, layer norm, pooling)
-//!   computes in f32.
+//! - Attention's half of a layer runs per sequence ([`attention`]): the
+//!   QKV projection straight into the layouts Q·Kᵀ and P·V read, both of
+//!   those, and the output projection, all on the tiles. The
+//!   feed-forward's two products run fused per four blocks of 32 rows
+//!   ([`feed_forward`]). What surrounds the products (softmax, GELU, layer
+//!   norm, pooling) computes in f32, and where it can, between the matrix
+//!   unit's steps (the vector units and the tiles run side by side).
 //!
 //! The unit is found at run time ([`available`]): the CPU must report
 //! `amx_tile`, `amx_bf16` and `avx512_bf16` (every processor with AMX so
