@@ -53,7 +53,7 @@ thread_local! {
 /// attention context of `x` (tokens × hidden) times `out`ᵀ, where the
 /// fused QKV projection is `qkv` with `bias` (outputs: queries, keys then
 /// values, heads side by side in each). Per sequence, the projection runs
-/// here ([`Heads::project`]), and the context, rounded to bf16 as it comes
+/// here (the `heads` module), and the context, rounded to bf16 as it comes
 /// out of each head, goes through `out` while it is in the core's cache.
 /// Rows of padded positions are 0.
 pub fn attention(x: &[f32], qkv: &Packed, bias: &[f32], out: &Packed, batch: Batch) -> Vec<f32> {
