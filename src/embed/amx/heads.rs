@@ -113,18 +113,18 @@ impl Heads {
         let mut sums = [one, other];
         let mut into = 0;
         let mut pending: Option<Place> = None;
+        let mut placer = Placer {
+            queries,
+            keys,
+            values,
+            padded,
+            head_size,
+        };
         for first in (0..padded).step_by(BLOCK) {
             round_blocks(input, rows.get(first * k..).unwrap_or(&[]), 1, k, kp);
             for output in (0..np).step_by(BLOCK) {
                 let [a, b] = &mut sums;
                 let (target, previous) = if into == 0 { (a, &*b) } else { (b, &*a) };
-                let mut placer = Placer {
-                    queries,
-                    keys,
-                    values,
-                    padded,
-                    head_size,
-                };
                 // SAFETY: `input` is 32 rows of `kp` bf16; the weight's
                 // tiles of outputs `output..output + 32` are `2 · steps`
                 // tiles from `output / 16 · steps`, inside its `np · kp`
@@ -161,13 +161,6 @@ impl Heads {
             }
         }
         if let Some(place) = pending {
-            let mut placer = Placer {
-                queries,
-                keys,
-                values,
-                padded,
-                head_size,
-            };
             placer.place(sums[1 - into], place, 0..BLOCK);
         }
     }
