@@ -23,6 +23,7 @@ use candle_nn::{LayerNorm, VarBuilder};
 use super::attention::{attention_on_tiles, fused_attention};
 use super::dense::Dense;
 use super::gelu::bias_gelu;
+use super::product::cpu_values;
 use super::residual::AddNorm;
 use super::softmax::masked_softmax;
 
@@ -107,6 +108,24 @@ enum WordTable {
 impl WordTable {
     fn lookup(&self, ids: &Tensor) -> Result<Tensor> {
         match self {
+            WordTable::Loaded(table) if fast(table) => {
+                // Candle's index_select copies one value at a time; a row
+                // at a time here.
+                let (rows, cols) = table.dims2()?;
+                let ids = ids.to_vec1::<u32>()?;
+                let (storage, layout) = table.storage_and_layout();
+                let data = cpu_values(&storage, layout, "word embeddings")?;
+                let mut out = Vec::with_capacity(ids.len() * cols);
+                for id in &ids {
+                    let id = *id as usize;
+                    if id >= rows {
+                        candle_core::bail!("token id {id} outside the vocabulary of {rows}");
+                    }
+                    out.extend_from_slice(&data[id * cols..(id + 1) * cols]);
+                }
+                drop(storage);
+                Tensor::from_vec(out, (ids.len(), cols), &candle_core::Device::Cpu)
+            }
             WordTable::Loaded(table) => table.index_select(ids, 0),
             WordTable::Mapped {
                 file,
@@ -136,12 +155,20 @@ impl WordTable {
     }
 }
 
+/// Whether `t` takes the CPU f32 paths: on the CPU, in f32.
+fn fast(t: &Tensor) -> bool {
+    t.device().is_cpu() && t.dtype() == candle_core::DType::F32
+}
+
 /// A BERT encoder without pooler.
 pub struct Encoder {
     word_embeddings: WordTable,
     position_embeddings: Tensor,
     token_type_embedding: Tensor,
     embedding_norm: LayerNorm,
+    /// The same sum and norm as one pass per row on the CPU in f32: the
+    /// token type as the bias, the positions as the residual.
+    embedding_close: AddNorm,
     layers: Vec<Layer>,
     heads: usize,
     head_size: usize,
@@ -256,12 +283,19 @@ impl Encoder {
         {
             candle_core::bail!("hidden_size is not a multiple of num_attention_heads");
         }
+        // Every token is of type 0, as sentence-transformers passes it.
+        let token_type_embedding = token_types.narrow(0, 0, 1)?;
+        let embedding_norm = layer_norm(emb.pp("LayerNorm"), h, eps)?;
         Ok(Encoder {
             word_embeddings,
             position_embeddings,
-            // Every token is of type 0, as sentence-transformers passes it.
-            token_type_embedding: token_types.narrow(0, 0, 1)?,
-            embedding_norm: layer_norm(emb.pp("LayerNorm"), h, eps)?,
+            embedding_close: AddNorm::new(
+                token_type_embedding.reshape(h)?,
+                embedding_norm.clone(),
+                eps,
+            )?,
+            token_type_embedding,
+            embedding_norm,
             layers,
             heads: config.num_attention_heads,
             head_size: config.hidden_size / config.num_attention_heads,
@@ -299,16 +333,24 @@ impl Encoder {
 
         let words = self.word_embeddings.lookup(&ids.flatten_all()?)?;
         let positions = self.position_embeddings.narrow(0, 0, length)?;
-        let x = words
-            .reshape((batch, length, h))?
-            .broadcast_add(&positions)?
-            .broadcast_add(&self.token_type_embedding)?;
-        let mut x = self.embedding_norm.forward(&x)?.reshape((tokens, h))?;
+        // On the CPU in f32, attention runs fused per sequence and head,
+        // and the embeddings' sums and norm run in one pass per row (the
+        // positions repeated for each sequence as the residual).
+        let fused = fast(&words);
+        let mut x = if fused {
+            let positions = positions.contiguous()?.flatten_all()?.to_vec1::<f32>()?;
+            let repeated = positions.repeat(batch);
+            let residual = Tensor::from_vec(repeated, (tokens, h), words.device())?;
+            self.embedding_close.forward(words, &residual)?
+        } else {
+            let x = words
+                .reshape((batch, length, h))?
+                .broadcast_add(&positions)?
+                .broadcast_add(&self.token_type_embedding)?;
+            self.embedding_norm.forward(&x)?.reshape((tokens, h))?
+        };
 
         let scale = 1.0 / (self.head_size as f64).sqrt();
-
-        // On the CPU in f32, attention runs fused per sequence and head.
-        let fused = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         for layer in &self.layers {
             let (heads, head_size) = (self.heads, self.head_size);
             let (qkv, out) = (&layer.qkv, &layer.attention_out);
