@@ -242,6 +242,7 @@ fn block(
             &scratch.scores,
             &mut scratch.probs,
             &mut scratch.inverse,
+            BLOCK.min(len - first),
             padded,
             len,
             scale,

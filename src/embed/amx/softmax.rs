@@ -7,9 +7,11 @@
 
 use super::BLOCK;
 
-/// For each of 32 rows of `scores` (row stride `padded`), the
-/// exponentials of `scale · (score − max)` over the first `len` columns,
-/// in bf16 into `probs` (0 past `len`), and 1 / their sum into `inverse`.
+/// For each of the first `rows` of 32 rows of `scores` (row stride
+/// `padded`), the exponentials of `scale · (score − max)` over the first
+/// `len` columns, in bf16 into `probs` (0 past `len`), and 1 / their sum
+/// into `inverse`. The other rows of `probs` (queries past the sequence's
+/// end, whose context is dropped) keep the finite values they held.
 /// The exponential is computed as a power of two, `scale · log2(e)`
 /// folded into the one multiply-add that shifts the scores: see [`exp2`].
 #[target_feature(enable = "avx512f,avx512bf16")]
@@ -17,18 +19,24 @@ pub(super) fn softmax_rows(
     scores: &[f32],
     probs: &mut [u16],
     inverse: &mut [f32; BLOCK],
+    rows: usize,
     padded: usize,
     len: usize,
     scale: f32,
 ) {
     use std::arch::x86_64::*;
-    assert!(scores.len() >= BLOCK * padded && probs.len() >= BLOCK * padded && len <= padded);
+    assert!(
+        scores.len() >= BLOCK * padded
+            && probs.len() >= BLOCK * padded
+            && len <= padded
+            && rows <= BLOCK
+    );
     // Whole chunks of 16 real columns, then one partial chunk (its real
     // lanes), then zeros to `padded`.
     let whole = len / 16 * 16;
     let tail = ((1u32 << (len - whole)) - 1) as __mmask16;
     let factor = scale * std::f32::consts::LOG2_E;
-    for (r, inverse) in inverse.iter_mut().enumerate() {
+    for (r, inverse) in inverse.iter_mut().enumerate().take(rows) {
         let row = &scores[r * padded..(r + 1) * padded];
         let out = &mut probs[r * padded..(r + 1) * padded];
         // SAFETY: every load and store below is of 16 values at a column
