@@ -6,7 +6,8 @@
 //! - on the CPU in f32: attention fused per sequence and head
 //!   (`super::attention`, padding skipped), dense products straight to
 //!   gemm (`super::dense`), the bias, residual and layer norm in one pass
-//!   (`super::residual`), bias and exact GELU in one pass
+//!   (`super::residual`; the embeddings' sums and norm too), bias and
+//!   exact GELU in one pass
 //!   (`super::gelu`); where the CPU has a matrix unit, the dense
 //!   products may run there in bf16 instead ([`Encoder::pack_bf16`]);
 //! - on GPUs and in half precision the same arithmetic in candle's ops:
