@@ -178,8 +178,8 @@ impl Dense {
     }
 }
 
-/// Whether `x` can take the CPU path.
-fn fast(x: &Tensor) -> bool {
+/// Whether `x` can take the CPU f32 paths (here and in the encoder).
+pub(super) fn fast(x: &Tensor) -> bool {
     x.device().is_cpu() && x.dtype() == DType::F32 && x.rank() == 2
 }
 

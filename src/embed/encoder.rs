@@ -22,7 +22,7 @@ use candle_core::{Module, Result, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 
 use super::attention::{attention_on_tiles, fused_attention};
-use super::dense::Dense;
+use super::dense::{fast, Dense};
 use super::gelu::bias_gelu;
 use super::product::cpu_values;
 use super::residual::AddNorm;
@@ -109,23 +109,15 @@ enum WordTable {
 impl WordTable {
     fn lookup(&self, ids: &Tensor) -> Result<Tensor> {
         match self {
+            // Candle's index_select copies one value at a time; a row at a
+            // time here.
             WordTable::Loaded(table) if fast(table) => {
-                // Candle's index_select copies one value at a time; a row
-                // at a time here.
                 let (rows, cols) = table.dims2()?;
-                let ids = ids.to_vec1::<u32>()?;
                 let (storage, layout) = table.storage_and_layout();
                 let data = cpu_values(&storage, layout, "word embeddings")?;
-                let mut out = Vec::with_capacity(ids.len() * cols);
-                for id in &ids {
-                    let id = *id as usize;
-                    if id >= rows {
-                        candle_core::bail!("token id {id} outside the vocabulary of {rows}");
-                    }
-                    out.extend_from_slice(&data[id * cols..(id + 1) * cols]);
-                }
-                drop(storage);
-                Tensor::from_vec(out, (ids.len(), cols), &candle_core::Device::Cpu)
+                gather(ids, rows, cols, |id, out| {
+                    out.extend_from_slice(&data[id * cols..(id + 1) * cols])
+                })
             }
             WordTable::Loaded(table) => table.index_select(ids, 0),
             WordTable::Mapped {
@@ -136,29 +128,36 @@ impl WordTable {
             } => {
                 let view = file.get(name)?;
                 let data = view.data();
-                let ids = ids.to_vec1::<u32>()?;
-                let mut out = Vec::with_capacity(ids.len() * cols);
-                for id in ids {
-                    let id = id as usize;
-                    if id >= *rows {
-                        candle_core::bail!("token id {id} outside the vocabulary of {rows}");
-                    }
+                gather(ids, *rows, *cols, |id, out| {
                     let row = &data[id * cols * 4..(id + 1) * cols * 4];
                     out.extend(
                         row.chunks_exact(4)
                             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                     );
-                }
-                let n = out.len() / cols;
-                Tensor::from_vec(out, (n, *cols), &candle_core::Device::Cpu)
+                })
             }
         }
     }
 }
 
-/// Whether `t` takes the CPU f32 paths: on the CPU, in f32.
-fn fast(t: &Tensor) -> bool {
-    t.device().is_cpu() && t.dtype() == candle_core::DType::F32
+/// The rows of a `rows` × `cols` table for `ids`, each appended by `row`,
+/// as a (ids, cols) tensor; an id outside the table is an error.
+fn gather(
+    ids: &Tensor,
+    rows: usize,
+    cols: usize,
+    mut row: impl FnMut(usize, &mut Vec<f32>),
+) -> Result<Tensor> {
+    let ids = ids.to_vec1::<u32>()?;
+    let mut out = Vec::with_capacity(ids.len() * cols);
+    for &id in &ids {
+        let id = id as usize;
+        if id >= rows {
+            candle_core::bail!("token id {id} outside the vocabulary of {rows}");
+        }
+        row(id, &mut out);
+    }
+    Tensor::from_vec(out, (ids.len(), cols), &candle_core::Device::Cpu)
 }
 
 /// A BERT encoder without pooler.

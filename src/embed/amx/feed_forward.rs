@@ -60,8 +60,8 @@ pub(super) fn run(out: &mut [f32], input: &[f32], up: &Packed, start: &[f32], do
                         // SAFETY: 32 rows of `down_kp` (= `wide`) bf16
                         // activations of block `b`, the down-projection's
                         // tiles of outputs `first..first + 32`, block `b`'s
-                        // 32 rows of `np` sums, starting from zeros (its bias is added
-                        // by the layer's close).
+                        // 32 rows of `np` sums, starting from zeros (its
+                        // bias is added by the layer's close).
                         unsafe {
                             block_product(
                                 sums.as_mut_ptr().add(b * BLOCK * np + first),
@@ -94,13 +94,13 @@ fn up_pass(scratch: &mut Scratch, blocks: usize, up: &Packed, start: &[f32], kp:
     let (first_sums, second_sums) = scratch.sums.split_at_mut(BLOCK * BLOCK);
     let mut sums = [first_sums, second_sums];
     let rounded = &mut scratch.rounded[..];
-    // Where the block whose sums wait in `sums[1 - into]` goes.
+    // Where the block whose sums wait in `sums[1]` goes: each block is
+    // computed into `sums[0]`, and the two swap after it.
     let mut pending: Option<usize> = None;
-    let mut into = 0;
     for first in (0..wide).step_by(BLOCK) {
         for b in 0..blocks {
-            let [a, c] = &mut sums;
-            let (target, previous) = if into == 0 { (a, &*c) } else { (c, &*a) };
+            let [target, previous] = &mut sums;
+            let previous = &**previous;
             // SAFETY: as in `tiles::run`: block `b`'s 32 rows of `kp`
             // inputs, the weight's tiles of outputs `first..first + 32`, a
             // 32 × 32 block of sums and `start`'s values from `first`.
@@ -124,11 +124,11 @@ fn up_pass(scratch: &mut Scratch, blocks: usize, up: &Packed, start: &[f32], kp:
                 );
             }
             pending = Some(b * BLOCK * wide + first);
-            into = 1 - into;
+            sums.swap(0, 1);
         }
     }
     if let Some(at) = pending {
-        gelu_rows(&mut rounded[at..], wide, sums[1 - into], 0..BLOCK);
+        gelu_rows(&mut rounded[at..], wide, sums[1], 0..BLOCK);
     }
 }
 

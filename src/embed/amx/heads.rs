@@ -111,7 +111,6 @@ impl Heads {
         } = self;
         let (one, other) = sums.split_at_mut(BLOCK * BLOCK);
         let mut sums = [one, other];
-        let mut into = 0;
         let mut pending: Option<Place> = None;
         let mut placer = Placer {
             queries,
@@ -123,8 +122,8 @@ impl Heads {
         for first in (0..padded).step_by(BLOCK) {
             round_blocks(input, rows.get(first * k..).unwrap_or(&[]), 1, k, kp);
             for output in (0..np).step_by(BLOCK) {
-                let [a, b] = &mut sums;
-                let (target, previous) = if into == 0 { (a, &*b) } else { (b, &*a) };
+                let [target, previous] = &mut sums;
+                let previous = &**previous;
                 // SAFETY: `input` is 32 rows of `kp` bf16; the weight's
                 // tiles of outputs `output..output + 32` are `2 · steps`
                 // tiles from `output / 16 · steps`, inside its `np · kp`
@@ -157,11 +156,11 @@ impl Heads {
                     dim: output % head_size,
                     first,
                 });
-                into = 1 - into;
+                sums.swap(0, 1);
             }
         }
         if let Some(place) = pending {
-            placer.place(sums[1 - into], place, 0..BLOCK);
+            placer.place(sums[1], place, 0..BLOCK);
         }
     }
 }
