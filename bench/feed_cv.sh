@@ -6,7 +6,7 @@
 #   PYTHON  a python with numpy, scipy and scikit-learn (default: python3)
 #   PAPERS_BENCH  the data (default: ../shared/bench)
 # Writes target/feed-cv/{collection.jsonl,meta.json,index} once (the index
-# embeds 15,580 abstracts: about 4 minutes on 2 cores), then prints the
+# embeds 15,580 abstracts: 4 to 15 minutes on 2 cores, by processor), then prints the
 # nested cross-validation and the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
