@@ -268,14 +268,15 @@ fn least_cosine(got: &[Vec<f32>], expected: &[Vec<f32>]) -> f64 {
 /// default, every local fixture within a cosine of 0.998 of
 /// sentence-transformers' f32 vector, and `--precision f32` gives f32
 /// back; on any other CPU the default stays f32 and `--precision bf16` is
-/// refused with one line.
+/// refused with one line (without `-v`, whose notes come before it).
 #[test]
 fn bulk_work_uses_the_matrix_unit_where_there_is_one() {
     ensure_model();
     let (texts, expected) = local();
-    let run = |extra: &[&str]| {
+    let run_with = |verbose: &[&str], extra: &[&str]| {
         let mut child = papers()
-            .args(["-v", "embed", "--device", "cpu"])
+            .args(verbose)
+            .args(["embed", "--device", "cpu"])
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -287,6 +288,7 @@ fn bulk_work_uses_the_matrix_unit_where_there_is_one() {
         drop(stdin);
         child.wait_with_output().unwrap()
     };
+    let run = |extra: &[&str]| run_with(&["-v"], extra);
     let vectors = |output: &std::process::Output| -> Vec<Vec<f32>> {
         String::from_utf8_lossy(&output.stdout)
             .lines()
@@ -302,7 +304,7 @@ fn bulk_work_uses_the_matrix_unit_where_there_is_one() {
     if !cpu_has_amx() {
         eprintln!("skipped the bf16 half: this processor has no AMX bf16 tiles");
         assert!(stderr.contains("encoder: cpu batched f32"), "{stderr}");
-        let refused = run(&["--precision", "bf16"]);
+        let refused = run_with(&[], &["--precision", "bf16"]);
         let stderr = String::from_utf8_lossy(&refused.stderr);
         assert!(!refused.status.success());
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
