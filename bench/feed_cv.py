@@ -1,6 +1,6 @@
 """Cross-validated choice of the feed's ranker, on arXiv categories.
 
-Usage: python bench/feed_cv.py INDEX META [SEEDS]
+Usage: python bench/feed_cv.py INDEX META [SEEDS] [--draws FILE | --papers FILE]
 
 INDEX is a papers index of the arXiv papers of 2603-2604 (the pool) and
 ten days of 300 papers from 2605 on, built with `papers index` from the
@@ -21,6 +21,12 @@ its settings) with the best MAP on the other four is chosen and scored on
 it (nested cross-validation: the mean and spread of those scores is what
 the choice is worth). The final choice, made on all five folds, is then
 scored on the categories kept aside, beside every baseline.
+
+papers' own rankers take part through `cargo bench --bench feed_cv`:
+`--draws FILE` writes every draw (liked, disliked, collection, by arXiv
+id) and the days, and stops; the bench scores each day with every ranker
+of papers; `--papers FILE` reads those scores back as candidates named
+"papers: ..." (bench/feed_cv.sh runs the three steps).
 """
 
 import hashlib
@@ -364,13 +370,36 @@ def smooth(data, rows, s, k, beta):
     return s + beta * s[nbrs].mean(1)
 
 
-def evaluate(data, categories, seeds):
+def write_draws(data, categories, seeds, path):
+    """Every draw and the days, by arXiv id, for `cargo bench --bench feed_cv`."""
+    draws = []
+    for category in categories:
+        for seed in seeds:
+            liked, disliked, collection = draw(data, category, seed)
+            ids = lambda rows: [IDS[r] for r in rows]
+            draws.append({"category": category, "seed": seed, "liked": ids(liked),
+                          "disliked": ids(disliked), "collection": ids(collection)})
+    Path(path).write_text(json.dumps({"draws": draws, "days": [[IDS[r] for r in d] for d in data.days]}))
+
+
+def papers_scorers(papers, category, seed, data):
+    """papers' rankers of one draw, as candidates: the day's rows -> the
+    scores the bench gave that day."""
+    scores = papers[(category, seed)]
+    day_of = {tuple(d): i for i, d in enumerate(data.days)}
+    return {f"papers: {name}": (lambda rows, days=days: np.asarray(days[day_of[tuple(rows)]]))
+            for name, days in scores.items()}
+
+
+def evaluate(data, categories, seeds, papers=None):
     """(category, seed) -> name -> [(MAP, nDCG@10) per day]."""
     results = {}
     for category in categories:
         for seed in seeds:
             liked, disliked, collection = draw(data, category, seed)
             candidates = scorers(data, liked, disliked, collection)
+            if papers is not None:
+                candidates.update(papers_scorers(papers, category, seed, data))
             per = {}
             for name, score in candidates.items():
                 rows_scores = []
@@ -392,7 +421,7 @@ def mean_of(results, keys, name, k=0):
     return float(np.mean(values)) if values else float("nan")
 
 
-def main(index, meta_path, seeds):
+def main(index, meta_path, seeds, draws=None, papers=None):
     global IDS
     started = time.time()
     meta, IDS, vecs, texts, authors = load(index, meta_path)
@@ -408,8 +437,14 @@ def main(index, meta_path, seeds):
     aside = [c for c in eligible if int(hashlib.sha256(c.encode()).hexdigest(), 16) % 4 == 0]
     tuning = [c for c in eligible if c not in aside]
     folds = [tuning[i::5] for i in range(5)]
+    if draws:
+        write_draws(data, eligible, seeds, draws)
+        print(f"{len(eligible)} categories x {len(seeds)} seeds: draws written to {draws}")
+        return
+    if papers:
+        papers = {(r["category"], r["seed"]): r["scores"] for r in json.loads(Path(papers).read_text())}
     print(f"{len(eligible)} eligible categories: {len(tuning)} in five folds, {len(aside)} kept aside; seeds {seeds}")
-    results = evaluate(data, eligible, seeds)
+    results = evaluate(data, eligible, seeds, papers)
     names = list(next(iter(results.values())).keys())
     keys = lambda cats: [(c, s) for c in cats for s in seeds]
 
@@ -440,5 +475,12 @@ def main(index, meta_path, seeds):
 
 
 if __name__ == "__main__":
-    seeds = list(range(int(sys.argv[3]) if len(sys.argv) > 3 else 2))
-    main(sys.argv[1], sys.argv[2], seeds)
+    args, options = [], {}
+    rest = iter(sys.argv[1:])
+    for a in rest:
+        if a in ("--draws", "--papers"):
+            options[a[2:]] = next(rest)
+        else:
+            args.append(a)
+    seeds = list(range(int(args[2]) if len(args) > 2 else 2))
+    main(args[0], args[1], seeds, **options)

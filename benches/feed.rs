@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use papers::embed::{DeviceChoice, ModelChoice};
+use papers::feed::authors;
 use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
@@ -193,12 +194,15 @@ fn main() -> BoxResult<()> {
     let bm25 = index.lexical()?;
     let mut vectors: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
     let mut word_vectors: BTreeMap<&str, Words> = BTreeMap::new();
+    let mut author_lists: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for id in chosen.keys() {
         let row = index
             .resolve_arxiv(id)?
             .ok_or_else(|| format!("{id}: not in the bench index"))?;
         vectors.insert(id, index.vector(row));
-        word_vectors.insert(id, words::of(&index.paper(row)?, bm25));
+        let paper = index.paper(row)?;
+        word_vectors.insert(id, words::of(&paper, bm25));
+        author_lists.insert(id, authors::of(&paper));
     }
 
     if let Some(dump) = std::env::var_os("PAPERS_FEED_DUMP") {
@@ -254,11 +258,22 @@ fn main() -> BoxResult<()> {
                 .map(|id| &word_vectors[id])
                 .collect::<Vec<_>>(),
         );
+        let each_background = words::Batch::of(
+            &sample
+                .iter()
+                .map(|id| &word_vectors[id])
+                .collect::<Vec<_>>(),
+        );
         let liked_words: Vec<&Words> = liked.iter().map(|p| &word_vectors[p.id.as_str()]).collect();
         let disliked_words: Vec<&Words> = disliked
             .iter()
             .map(|p| &word_vectors[p.id.as_str()])
             .collect();
+        let authors_of = |ps: &[&Paper]| -> Vec<&[String]> {
+            ps.iter()
+                .map(|p| author_lists[p.id.as_str()].as_slice())
+                .collect()
+        };
         let examples = Examples {
             liked: liked
                 .iter()
@@ -273,7 +288,9 @@ fn main() -> BoxResult<()> {
                 liked: liked_words,
                 disliked: disliked_words,
                 background: &background_words,
+                each_background: Some(&each_background),
             }),
+            authors: authors::tally(&authors_of(liked), &authors_of(disliked)),
         };
         for ranker in Ranker::ALL {
             let t = Instant::now();
@@ -292,7 +309,15 @@ fn main() -> BoxResult<()> {
                     .iter()
                     .map(|p| word_vectors[p.id.as_str()].clone())
                     .collect();
-                let s = trained.score(&day_vectors, Some(&words::Batch::new(&day_words)));
+                let day_authors: Vec<Vec<String>> = day
+                    .iter()
+                    .map(|p| author_lists[p.id.as_str()].clone())
+                    .collect();
+                let s = trained.score(
+                    &day_vectors,
+                    Some(&words::Batch::new(&day_words)),
+                    Some(&day_authors),
+                );
                 let mut order: Vec<usize> = (0..day.len()).collect();
                 order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(day[a].id.cmp(&day[b].id)));
                 let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();

@@ -1,22 +1,28 @@
 //! What training a profile costs, kept between calls: what a tag's
 //! training learnt (a classifier, or directions over vectors and words)
 //! and the mean word vector of the collection's sample (the same for every
-//! tag, and the slow part of the chosen ranker: it reads and analyses
-//! hundreds of abstracts) are made once for a given state of the tag and
-//! of the collection, then read back (`papers feed` is a new process each
-//! day; a server asks many times).
+//! tag) are made once for a given state of the tag and of the collection,
+//! then read back (`papers feed` is a new process each day; a server asks
+//! many times).
 //!
 //! They are files in papers' cache folder (`PAPERS_CACHE_DIR`, else
 //! `~/.cache/papers`): `profiles/KEY.f32` (a classifier or a direction:
 //! the bias, then the weights, as little-endian f32),
-//! `profiles/KEY-words.words` (a direction over words) and
-//! `profiles/KEY.words` (a word vector; the format is [`store_words`]'s). KEY is the SHA-256 of everything
-//! training reads: the
-//! ranker, the index's data folder and model weights, its live record
-//! count and row count (any `index` or `remove` changes them, and with
-//! them the background sample), and the tag's papers and marks. Nothing in
-//! the index is written; a cache that cannot be read or written only costs
-//! the training.
+//! `profiles/KEY-words.words` (a direction or weights over words),
+//! `profiles/KEY-authors.words` (an authors' tally, in the same format)
+//! and `profiles/KEY.words` (a word vector; the format is
+//! [`store_words`]'s).
+//!
+//! KEY is the SHA-256 of what training depends on: the ranker, the
+//! index's data folder and model weights, the size of the collection to
+//! within a quarter ([`generation`]), and the tag's papers and marks. So a
+//! tag is trained again when its marks change, or when the collection has
+//! grown (or shrunk) by about a quarter since; not after every daily
+//! `index` run, which adds a few hundred papers to thousands, leaves the
+//! weak negatives (a sample of the collection) as representative as they
+//! were, and would cost the first feed of the day a training of every tag.
+//! Nothing in the index is written; a cache that cannot be read or written
+//! only costs the training.
 
 use std::path::PathBuf;
 
@@ -29,7 +35,7 @@ use crate::index::Index;
 /// ids with liked or not) on `index`, trained by `ranker`.
 pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
     let mut hash = crate::digest::Hasher::default();
-    let state = index.state();
+    let generation = generation(index.state().live);
     for part in [
         ranker,
         &std::fs::canonicalize(index.data_dir())
@@ -37,8 +43,7 @@ pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
             .display()
             .to_string(),
         &index.manifest().weights_sha256,
-        &state.live.to_string(),
-        &state.rows.to_string(),
+        &generation.to_string(),
         &super::ranker::BACKGROUND.to_string(),
     ] {
         hash.part(part.as_bytes());
@@ -52,6 +57,18 @@ pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
     hash.finish()
 }
 
+/// The collection's size class: `live` records fall in class n when
+/// 1.25^n <= live < 1.25^(n+1).
+pub fn generation(live: u64) -> u32 {
+    let mut n = 0;
+    let mut bound = 1.25f64;
+    while bound <= live as f64 {
+        n += 1;
+        bound *= 1.25;
+    }
+    n
+}
+
 fn path(key: &str) -> Option<PathBuf> {
     crate::embed::source::cache_dir()
         .ok()
@@ -59,8 +76,9 @@ fn path(key: &str) -> Option<PathBuf> {
 }
 
 /// The profile stored under `key`, if there is a whole one of
-/// `dimension` (with its word side when `words`).
-pub fn load(key: &str, dimension: usize, words: bool) -> Option<Learnt> {
+/// `dimension` (with its word side when `words`, its authors' tally when
+/// `authors`).
+pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<Learnt> {
     let bytes = std::fs::read(path(key)?).ok()?;
     if bytes.len() != 4 * (dimension + 1) {
         return None;
@@ -78,9 +96,15 @@ pub fn load(key: &str, dimension: usize, words: bool) -> Option<Learnt> {
     } else {
         None
     };
+    let authors = if authors {
+        Some(load_words(&format!("{key}-authors"))?)
+    } else {
+        None
+    };
     Some(Learnt {
         linear: Linear { w, b },
         terms,
+        authors,
     })
 }
 
@@ -124,14 +148,17 @@ pub fn store_words(key: &str, words: &Words) {
     }
 }
 
-/// Stores `learnt` under `key`, best effort (the word side first, so a
-/// classifier file is only there with its words).
+/// Stores `learnt` under `key`, best effort (the word side and the
+/// authors first, so a classifier file is only there with them).
 pub fn store(key: &str, learnt: &Learnt) {
     let Some(path) = path(key) else {
         return;
     };
     if let Some(terms) = &learnt.terms {
         store_words(&format!("{key}-words"), terms);
+    }
+    if let Some(authors) = &learnt.authors {
+        store_words(&format!("{key}-authors"), authors);
     }
     let linear = &learnt.linear;
     let mut bytes = Vec::with_capacity(4 * (linear.w.len() + 1));
@@ -153,5 +180,25 @@ fn write(path: &std::path::Path, bytes: &[u8]) {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::generation;
+
+    #[test]
+    fn a_generation_spans_a_quarter_of_growth() {
+        assert_eq!(generation(0), 0);
+        assert_eq!(generation(1), 0);
+        // 1.25^41 = 9,403.95 and 1.25^42 = 11,754.9.
+        assert_eq!(generation(9_403), 40);
+        assert_eq!(generation(9_404), 41);
+        assert_eq!(generation(11_754), 41);
+        assert_eq!(generation(11_755), 42);
+        // A day of 300 on the feed benchmark's 15,580 leaves it as it
+        // was; a quarter more does not.
+        assert_eq!(generation(15_580), generation(15_880));
+        assert_ne!(generation(15_580), generation(15_580 * 5 / 4 + 1));
     }
 }

@@ -11,7 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::profile::{profiles, words_at};
+use super::authors;
+use super::profile::{papers_at, profiles};
 use super::ranker::{standardise, CHOSEN};
 use super::select::{select, Scope};
 use super::tags::{entry_id, known, summaries};
@@ -191,13 +192,20 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let new_vectors: Vec<Vec<f32>> = candidates.iter().map(|&r| vector(r)).collect();
     let new_refs: Vec<&[f32]> = new_vectors.iter().map(Vec::as_slice).collect();
     let reads_words = CHOSEN.reads_words();
+    let reads_authors = CHOSEN.reads_authors();
     let bm25 = &words::Memo::new(index.lexical()?);
+    let new_papers = if reads_words || reads_authors {
+        papers_at(index, &candidates)?
+    } else {
+        Vec::new()
+    };
     let new_words = if reads_words {
-        words_at(index, bm25, &candidates)?
+        words::of_all(&new_papers, bm25)
     } else {
         Vec::new()
     };
     let new_words = words::Batch::new(&new_words);
+    let new_authors: Vec<Vec<String>> = new_papers.iter().map(authors::of).collect();
     let profiles = profiles(index, bm25, wanted, &ids, &tagged)?;
 
     // Each paper under its best tag.
@@ -205,7 +213,8 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     for (p, profile) in profiles.iter().enumerate() {
         // Standardised per tag, so that tags compare.
         let words = reads_words.then_some(&new_words);
-        let scores = standardise(profile.trained.score(&new_refs, words));
+        let authors = reads_authors.then_some(new_authors.as_slice());
+        let scores = standardise(profile.trained.score(&new_refs, words, authors));
         for (i, s) in scores.into_iter().enumerate() {
             if s > best[i].0 {
                 best[i] = (s, p);

@@ -3,11 +3,14 @@
 //! the index's database: [`tags`]); [`select`] finds the new papers (by
 //! default the [`inbox`]: those the reader has not marked);
 //! [`ranker`] turns a tag's examples into a score ([`svm`] is its linear
-//! classifier, [`words`] the papers' words); `profile` trains each tag or
+//! classifier, [`words`] the papers' words, [`authors`] the people the
+//! reader follows); `profile` trains each tag or
 //! reads back what [`cache`] kept; [`daily`] ranks the new papers by every
 //! tag.
 
+pub mod authors;
 pub mod cache;
+mod classifier;
 pub mod daily;
 pub mod inbox;
 mod profile;

@@ -1,18 +1,22 @@
-//! A tag made ready to rank with: its papers' vectors (and words, for a
-//! ranker that reads them) taken from the index, and its training done, or
-//! read back from [`super::cache`] when an earlier call trained the same
-//! tag on the same state of the collection. The collection's sample (the
-//! weak negatives, and its mean word vector) is read only when some tag
-//! has to be trained.
+//! A tag made ready to rank with: its papers' vectors (and words and
+//! authors, for a ranker that reads them) taken from the index, and its
+//! training done, or read back from [`super::cache`] when an earlier call
+//! trained the same tag on the same state of the collection. The
+//! collection's sample (the weak negatives, their words or their mean word
+//! vector) is read only when some tag has to be trained.
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
+use super::authors;
 use super::cache;
 use super::ranker::{background_sample, ExampleWords, Examples, Trained, CHOSEN};
 use super::words::{self, Words};
 use crate::error::Result;
 use crate::index::Index;
 use crate::lexical::TermWeights;
+use crate::paper::Paper;
 
 /// The collection's word vector is the mean of every this-many-th paper
 /// of the background sample (250 of 2,000): reading and analysing them is
@@ -32,17 +36,9 @@ pub(super) struct Profile {
     pub trained: Trained,
 }
 
-/// The word vectors of the papers at `rows`.
-pub(super) fn words_at(
-    index: &Index,
-    weights: &dyn TermWeights,
-    rows: &[usize],
-) -> Result<Vec<Words>> {
-    let papers = rows
-        .iter()
-        .map(|&r| index.paper(r))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(words::of_all(&papers, weights))
+/// The papers at `rows`.
+pub(super) fn papers_at(index: &Index, rows: &[usize]) -> Result<Vec<Paper>> {
+    rows.iter().map(|&r| index.paper(r)).collect()
 }
 
 /// Trains (or reads back) the profile of each tag of `wanted`. `ids` are
@@ -56,6 +52,8 @@ pub(super) fn profiles(
     tagged: &HashSet<usize>,
 ) -> Result<Vec<Profile>> {
     let reads_words = CHOSEN.reads_words();
+    let each_background = CHOSEN.reads_each_background();
+    let reads_authors = CHOSEN.reads_authors();
     let keys: Vec<String> = wanted
         .iter()
         .map(|(_, liked_rows, disliked_rows)| {
@@ -68,9 +66,9 @@ pub(super) fn profiles(
             cache::key(index, CHOSEN.name(), &marks)
         })
         .collect();
-    let mut learnt: Vec<_> = keys
+    let learnt: Vec<_> = keys
         .iter()
-        .map(|key| cache::load(key, index.manifest().dimension, reads_words))
+        .map(|key| cache::load(key, index.manifest().dimension, reads_words, reads_authors))
         .collect();
 
     let vector = |row: usize| index.vector(row);
@@ -87,10 +85,16 @@ pub(super) fn profiles(
     // The words of every paper of the tags to train, and of the sample
     // of the collection when its mean is not kept yet, in one batch.
     let background_key = cache::key(index, "background words", &[]);
-    let mut background_words = (reads_words && training)
+    let mut background_words = (reads_words && training && !each_background)
         .then(|| cache::load_words(&background_key))
         .flatten();
-    let sample_rows: Vec<usize> = if reads_words && training && background_words.is_none() {
+    // The sample's words: every paper's for a ranker that reads each, else
+    // every WORDS_EVERY-th for the mean (when it is not kept yet).
+    let sample_rows: Vec<usize> = if !(reads_words && training) {
+        Vec::new()
+    } else if each_background {
+        background_rows.clone()
+    } else if background_words.is_none() {
         background_rows
             .iter()
             .step_by(WORDS_EVERY)
@@ -100,7 +104,7 @@ pub(super) fn profiles(
         Vec::new()
     };
     let mut tag_rows: Vec<usize> = Vec::new();
-    if reads_words {
+    if reads_words || reads_authors {
         for ((_, liked_rows, disliked_rows), stored) in wanted.iter().zip(&learnt) {
             if stored.is_none() {
                 tag_rows.extend(liked_rows.iter().chain(disliked_rows));
@@ -109,56 +113,103 @@ pub(super) fn profiles(
         tag_rows.sort_unstable();
         tag_rows.dedup();
     }
-    let mut read = words_at(index, bm25, &[sample_rows.as_slice(), &tag_rows].concat())?;
-    let words_of: HashMap<usize, Words> = tag_rows
+    let tag_papers = papers_at(index, &tag_rows)?;
+    let authors_of: HashMap<usize, Vec<String>> = tag_rows
         .iter()
         .copied()
-        .zip(read.split_off(sample_rows.len()))
+        .zip(tag_papers.iter().map(authors::of))
         .collect();
+    let sample_words = words::of_all(&papers_at(index, &sample_rows)?, bm25);
+    let words_of: HashMap<usize, Words> = if reads_words {
+        tag_rows
+            .iter()
+            .copied()
+            .zip(words::of_all(&tag_papers, bm25))
+            .collect()
+    } else {
+        HashMap::new()
+    };
     if !sample_rows.is_empty() {
-        let mean = words::mean(&read.iter().collect::<Vec<_>>());
-        cache::store_words(&background_key, &mean);
+        let mean = words::mean(&sample_words.iter().collect::<Vec<_>>());
+        if !each_background {
+            cache::store_words(&background_key, &mean);
+        }
         background_words = Some(mean);
     }
     let background_words = background_words.unwrap_or_default();
+    let each_background_words =
+        each_background.then(|| words::Batch::of(&sample_words.iter().collect::<Vec<_>>()));
 
-    let mut profiles = Vec::with_capacity(wanted.len());
-    for ((name, liked_rows, disliked_rows), (key, stored)) in
-        wanted.into_iter().zip(keys.iter().zip(learnt.iter_mut()))
-    {
-        let fresh = stored.is_none();
-        let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
-        let disliked: Vec<Vec<f32>> = if fresh {
-            disliked_rows.iter().map(|&r| vector(r)).collect()
-        } else {
-            Vec::new()
-        };
-        let words_of_all = |rows: &[usize]| -> Vec<&Words> {
-            rows.iter().filter_map(|r| words_of.get(r)).collect()
-        };
-        let examples = Examples {
-            liked: liked.iter().map(Vec::as_slice).collect(),
-            disliked: disliked.iter().map(Vec::as_slice).collect(),
-            background: background.iter().map(Vec::as_slice).collect(),
-            words: (reads_words && fresh).then(|| ExampleWords {
-                liked: words_of_all(&liked_rows),
-                disliked: words_of_all(&disliked_rows),
-                background: &background_words,
-            }),
-        };
-        let learnt = stored.take().or_else(|| {
-            let learnt = Trained::new(CHOSEN, &examples).into_learnt();
-            if let Some(learnt) = &learnt {
-                cache::store(key, learnt);
-            }
-            learnt
-        });
-        let trained = Trained::with(CHOSEN, &examples, learnt);
-        profiles.push(Profile {
-            name,
-            liked_rows,
-            trained,
-        });
-    }
+    // Every tag's vectors read first (the index is read from one
+    // thread), then the tags trained in parallel.
+    let jobs: Vec<_> = wanted
+        .into_iter()
+        .zip(keys.iter().zip(learnt))
+        .map(|((name, liked_rows, disliked_rows), (key, stored))| {
+            let fresh = stored.is_none();
+            let liked: Vec<Vec<f32>> = liked_rows.iter().map(|&r| vector(r)).collect();
+            let disliked: Vec<Vec<f32>> = if fresh {
+                disliked_rows.iter().map(|&r| vector(r)).collect()
+            } else {
+                Vec::new()
+            };
+            (
+                name,
+                liked_rows,
+                disliked_rows,
+                key,
+                stored,
+                liked,
+                disliked,
+            )
+        })
+        .collect();
+    let words_of_all =
+        |rows: &[usize]| -> Vec<&Words> { rows.iter().filter_map(|r| words_of.get(r)).collect() };
+    let authors_of_all = |rows: &[usize]| -> Vec<&[String]> {
+        rows.iter()
+            .filter_map(|r| authors_of.get(r).map(Vec::as_slice))
+            .collect()
+    };
+    let profiles = jobs
+        .into_par_iter()
+        .map(
+            |(name, liked_rows, disliked_rows, key, stored, liked, disliked)| {
+                let fresh = stored.is_none();
+                let examples = Examples {
+                    liked: liked.iter().map(Vec::as_slice).collect(),
+                    disliked: disliked.iter().map(Vec::as_slice).collect(),
+                    background: background.iter().map(Vec::as_slice).collect(),
+                    words: (reads_words && fresh).then(|| ExampleWords {
+                        liked: words_of_all(&liked_rows),
+                        disliked: words_of_all(&disliked_rows),
+                        background: &background_words,
+                        each_background: each_background_words.as_ref(),
+                    }),
+                    authors: if reads_authors && fresh {
+                        authors::tally(
+                            &authors_of_all(&liked_rows),
+                            &authors_of_all(&disliked_rows),
+                        )
+                    } else {
+                        Default::default()
+                    },
+                };
+                let learnt = stored.or_else(|| {
+                    let learnt = Trained::new(CHOSEN, &examples).into_learnt();
+                    if let Some(learnt) = &learnt {
+                        cache::store(key, learnt);
+                    }
+                    learnt
+                });
+                let trained = Trained::with(CHOSEN, &examples, learnt);
+                Profile {
+                    name,
+                    liked_rows,
+                    trained,
+                }
+            },
+        )
+        .collect();
     Ok(profiles)
 }

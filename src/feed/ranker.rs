@@ -4,7 +4,9 @@
 //! here, so the benchmark and `papers feed` run the same code; [`CHOSEN`]
 //! is the one the benchmark picked (`cargo bench --bench feed`).
 
-use super::svm::{self, Example, Linear};
+use super::authors::{self, Tally};
+use super::classifier::{classify, fit, CLASSIFIER};
+use super::svm::Linear;
 use super::words::{self, Words};
 
 /// A way to score new papers from a tag's examples.
@@ -29,14 +31,21 @@ pub enum Ranker {
     /// liked minus 0.5 mean disliked minus 0.5 the collection's), each
     /// score standardised over the papers ranked.
     Profile,
+    /// A linear SVM, liked against the papers marked not interested and the
+    /// collection (balanced classes, C = 0.02), over each paper's vector at
+    /// half weight beside its words and word pairs ([`super::words`]); its
+    /// standardised score plus the [`super::authors`] the tag shares with
+    /// the paper. The best on the feed's cross-validation over categories
+    /// (`bench/feed_cv.py`).
+    Classifier,
 }
 
-/// The ranker `papers feed` uses: the best on the feed benchmark.
-pub const CHOSEN: Ranker = Ranker::Profile;
+/// The ranker `papers feed` uses: the best on the feed's cross-validation.
+pub const CHOSEN: Ranker = Ranker::Classifier;
 
 impl Ranker {
     /// Every ranker, in the benchmark's order.
-    pub const ALL: [Ranker; 7] = [
+    pub const ALL: [Ranker; 8] = [
         Ranker::MeanLiked,
         Ranker::MeanDifference,
         Ranker::NearestLiked,
@@ -44,11 +53,23 @@ impl Ranker {
         Ranker::ArxivSanity,
         Ranker::Rocchio,
         Ranker::Profile,
+        Ranker::Classifier,
     ];
 
     /// Whether it reads the papers' words ([`Examples::words`]).
     pub fn reads_words(self) -> bool {
-        self == Ranker::Profile
+        matches!(self, Ranker::Profile | Ranker::Classifier)
+    }
+
+    /// Whether it reads each paper of the collection's sample's words
+    /// ([`ExampleWords::each_background`]), not only their mean.
+    pub fn reads_each_background(self) -> bool {
+        self == Ranker::Classifier
+    }
+
+    /// Whether it reads the papers' authors ([`Examples::authors`]).
+    pub fn reads_authors(self) -> bool {
+        self == Ranker::Classifier
     }
 
     /// A short name for tables.
@@ -60,7 +81,8 @@ impl Ranker {
             Ranker::LikedSvm => "SVM liked vs disliked",
             Ranker::ArxivSanity => "SVM liked vs collection (arxiv-sanity)",
             Ranker::Rocchio => "Rocchio with weak negatives",
-            Ranker::Profile => "Rocchio, meaning + words (chosen)",
+            Ranker::Profile => "Rocchio, meaning + words",
+            Ranker::Classifier => "SVM [meaning / 2, words] + shared authors (chosen)",
         }
     }
 }
@@ -76,6 +98,9 @@ pub struct Examples<'a> {
     pub background: Vec<&'a [f32]>,
     /// The same papers' words, for rankers that read them.
     pub words: Option<ExampleWords<'a>>,
+    /// The liked papers' authors less the disliked ones', for rankers that
+    /// read them.
+    pub authors: Tally,
 }
 
 /// A tag's examples as word vectors.
@@ -86,6 +111,9 @@ pub struct ExampleWords<'a> {
     pub disliked: Vec<&'a Words>,
     /// The mean of the background's (the same for every tag).
     pub background: &'a Words,
+    /// Each background paper's, in the order of [`Examples::background`],
+    /// as one batch (for [`Ranker::reads_each_background`]).
+    pub each_background: Option<&'a words::Batch>,
 }
 
 /// What training learnt, for [`Trained::with`] to take instead of
@@ -96,8 +124,11 @@ pub struct Learnt {
     /// The SVM rankers' classifier, or the direction (bias 0) of the
     /// Rocchio rankers.
     pub linear: Linear,
-    /// [`Ranker::Profile`]'s direction over words.
+    /// [`Ranker::Profile`]'s direction over words, or
+    /// [`Ranker::Classifier`]'s weights of words.
     pub terms: Option<Words>,
+    /// The authors' tally, for rankers that read authors.
+    pub authors: Option<Tally>,
 }
 
 /// A trained ranker.
@@ -106,6 +137,7 @@ pub struct Trained {
     direction: Vec<f32>,
     terms: Option<Words>,
     linear: Option<Linear>,
+    authors: Tally,
     liked: Vec<Vec<f32>>,
 }
 
@@ -116,9 +148,6 @@ const ROCCHIO: (f32, f32) = (0.75, 0.2);
 /// The same weights on the word side of [`Ranker::Profile`], and the
 /// weight of its standardised word score beside the meaning's.
 const WORDS: (f32, f32, f32) = (0.5, 0.5, 0.5);
-
-/// The SVM's cost.
-const COST: f32 = 0.01;
 
 impl Trained {
     /// Trains `ranker` on `examples` (at least one liked paper).
@@ -131,20 +160,34 @@ impl Trained {
     /// examples' liked vectors are read (to say which is nearest).
     pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Learnt>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
-        let (direction, terms, linear) = match (ranker, trained) {
+        let (direction, terms, linear, authors) = match (ranker, trained) {
             (Ranker::Rocchio | Ranker::Profile, Some(learnt)) => {
-                (learnt.linear.w, learnt.terms, None)
+                (learnt.linear.w, learnt.terms, None, Tally::default())
             }
             (Ranker::LikedSvm | Ranker::ArxivSanity, Some(learnt)) => {
-                (Vec::new(), None, Some(learnt.linear))
+                (Vec::new(), None, Some(learnt.linear), Tally::default())
             }
-            (ranker, _) => Trained::train(ranker, examples),
+            (Ranker::Classifier, Some(learnt)) => (
+                Vec::new(),
+                learnt.terms,
+                Some(learnt.linear),
+                learnt.authors.unwrap_or_default(),
+            ),
+            (Ranker::Classifier, None) => {
+                let (linear, terms) = classify(examples);
+                (Vec::new(), terms, Some(linear), examples.authors.clone())
+            }
+            (ranker, _) => {
+                let (direction, terms, linear) = Trained::train(ranker, examples);
+                (direction, terms, linear, Tally::default())
+            }
         };
         Trained {
             ranker,
             direction,
             terms,
             linear,
+            authors,
             liked,
         }
     }
@@ -165,7 +208,7 @@ impl Trained {
                     }
                 }
             }
-            Ranker::NearestLiked => {}
+            Ranker::NearestLiked | Ranker::Classifier => {}
             Ranker::LikedSvm => {
                 linear = Some(fit(&examples.liked, &[(&examples.disliked, 1.0)]));
             }
@@ -219,18 +262,30 @@ impl Trained {
                     b: 0.0,
                 },
                 terms: self.terms,
+                authors: None,
+            }),
+            Ranker::Classifier => self.linear.map(|linear| Learnt {
+                linear,
+                terms: self.terms,
+                authors: Some(self.authors),
             }),
             _ => self.linear.map(|linear| Learnt {
                 linear,
                 terms: None,
+                authors: None,
             }),
         }
     }
 
-    /// Scores `papers` (unit vectors, and their words for rankers that
-    /// read them); higher is better. Scores compare within one call only
-    /// (some rankers standardise over the batch).
-    pub fn score(&self, papers: &[&[f32]], words: Option<&words::Batch>) -> Vec<f32> {
+    /// Scores `papers` (unit vectors, and their words and authors for
+    /// rankers that read them); higher is better. Scores compare within
+    /// one call only (some rankers standardise over the batch).
+    pub fn score(
+        &self,
+        papers: &[&[f32]],
+        words: Option<&words::Batch>,
+        authors: Option<&[Vec<String>]>,
+    ) -> Vec<f32> {
         match self.ranker {
             Ranker::MeanLiked | Ranker::MeanDifference | Ranker::Rocchio => papers
                 .iter()
@@ -261,6 +316,22 @@ impl Trained {
                     _ => meaning,
                 }
             }
+            Ranker::Classifier => {
+                let linear = self.linear.as_ref().expect("trained");
+                let mut scores: Vec<f32> = papers.iter().map(|v| linear.score(v)).collect();
+                if let (Some(terms), Some(words)) = (&self.terms, words) {
+                    for (s, w) in scores.iter_mut().zip(words.dots(terms)) {
+                        *s += w;
+                    }
+                }
+                let mut scores = standardise(scores);
+                if let Some(authors) = authors {
+                    for (s, a) in scores.iter_mut().zip(authors) {
+                        *s += CLASSIFIER.2 * authors::score(&self.authors, a);
+                    }
+                }
+                scores
+            }
         }
     }
 
@@ -282,32 +353,6 @@ impl Trained {
                 },
             )
     }
-}
-
-/// Trains an SVM of `liked` against the negatives, each group weighted;
-/// classes are balanced as scikit-learn's `class_weight="balanced"` does
-/// (n / (2 n_class)), with the negatives' total weight counted.
-fn fit(liked: &[&[f32]], negatives: &[(&Vec<&[f32]>, f32)]) -> Linear {
-    let negative_mass: f32 = negatives.iter().map(|(v, w)| v.len() as f32 * w).sum();
-    let total = liked.len() as f32 + negative_mass;
-    let positive_c = COST * total / (2.0 * liked.len().max(1) as f32);
-    let negative_c = COST * total / (2.0 * negative_mass.max(1e-6));
-    let mut examples: Vec<Example> = liked
-        .iter()
-        .map(|x| Example {
-            x,
-            y: 1.0,
-            c: positive_c,
-        })
-        .collect();
-    for (group, weight) in negatives {
-        examples.extend(group.iter().map(|x| Example {
-            x,
-            y: -1.0,
-            c: negative_c * weight,
-        }));
-    }
-    svm::train(&examples, 1e-3, 200)
 }
 
 /// How many papers of the collection a profile takes as weak negatives.
@@ -376,13 +421,14 @@ mod tests {
             disliked: disliked.iter().map(Vec::as_slice).collect(),
             background: background.iter().map(Vec::as_slice).collect(),
             words: None,
+            authors: Default::default(),
         };
         // Three new papers on the liked topic among nine on the others.
         let mut new = around(0, 3, 7);
         new.extend((1..4).flat_map(|c| around(c, 3, 9)));
         let refs: Vec<&[f32]> = new.iter().map(Vec::as_slice).collect();
         for ranker in Ranker::ALL {
-            let scores = Trained::new(ranker, &examples).score(&refs, None);
+            let scores = Trained::new(ranker, &examples).score(&refs, None, None);
             let mut order: Vec<usize> = (0..scores.len()).collect();
             order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
             let mut top: Vec<usize> = order[..3].to_vec();

@@ -5,6 +5,11 @@
 //! as LIBLINEAR does. Each example carries its own cost `C`, so classes
 //! can be balanced and weak negatives weighted down.
 //!
+//! An example's features are a dense part (an embedding) and, optionally,
+//! a sparse part (a paper's words, as term numbers and weights): the
+//! weights come back as a [`Linear`] over the dense part and one weight per
+//! term number.
+//!
 //! Deterministic: examples are visited in an order shuffled by a fixed
 //! seed, so the same examples always give the same weights.
 
@@ -12,8 +17,11 @@ use crate::vector::dot;
 
 /// One training example: a vector, its label (+1 or -1) and its cost.
 pub struct Example<'a> {
-    /// The features.
+    /// The dense features.
     pub x: &'a [f32],
+    /// The sparse features: (term number, value), numbers under the
+    /// `terms` given to [`train_sparse`]; empty for [`train`].
+    pub sparse: &'a [(u32, f32)],
     /// +1 (liked) or -1.
     pub y: f32,
     /// The cost of a margin violation (`C` times the class weight).
@@ -39,18 +47,37 @@ impl Linear {
 /// The value of the constant feature that carries the bias.
 const BIAS_FEATURE: f32 = 1.0;
 
-/// Trains on `examples` until the projected gradient's spread is under
-/// `tol` or `max_epochs` passes were made.
+/// Trains on `examples` (dense features only) until the projected
+/// gradient's spread is under `tol` or `max_epochs` passes were made.
 pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
+    train_sparse(examples, 0, tol, max_epochs).0
+}
+
+/// [`train`] over dense and sparse features, the sparse ones numbered
+/// under `terms`: the classifier over the dense part, and the weight of
+/// each term number.
+pub fn train_sparse(
+    examples: &[Example],
+    terms: usize,
+    tol: f32,
+    max_epochs: usize,
+) -> (Linear, Vec<f32>) {
     let d = examples.first().map_or(0, |e| e.x.len());
     let mut w = vec![0f32; d];
+    let mut v = vec![0f32; terms];
     let mut b = 0f32;
     let n = examples.len();
     let mut alpha = vec![0f32; n];
     let q: Vec<f32> = examples
         .iter()
-        .map(|e| dot(e.x, e.x) + BIAS_FEATURE * BIAS_FEATURE)
+        .map(|e| {
+            dot(e.x, e.x)
+                + e.sparse.iter().map(|(_, x)| x * x).sum::<f32>()
+                + BIAS_FEATURE * BIAS_FEATURE
+        })
         .collect();
+    let sparse_dot =
+        |v: &[f32], e: &Example| -> f32 { e.sparse.iter().map(|&(t, x)| v[t as usize] * x).sum() };
     let mut order: Vec<usize> = (0..n).collect();
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..max_epochs {
@@ -61,7 +88,7 @@ pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
             if q[i] <= 0.0 {
                 continue;
             }
-            let g = e.y * (dot(&w, e.x) + b * BIAS_FEATURE) - 1.0;
+            let g = e.y * (dot(&w, e.x) + sparse_dot(&v, e) + b * BIAS_FEATURE) - 1.0;
             let pg = if alpha[i] == 0.0 {
                 g.min(0.0)
             } else if alpha[i] >= e.c {
@@ -79,6 +106,9 @@ pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
                     for (wj, xj) in w.iter_mut().zip(e.x) {
                         *wj += step * xj;
                     }
+                    for &(t, x) in e.sparse {
+                        v[t as usize] += step * x;
+                    }
                     b += step * BIAS_FEATURE;
                 }
             }
@@ -87,7 +117,7 @@ pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
             break;
         }
     }
-    Linear { w, b }
+    (Linear { w, b }, v)
 }
 
 /// Fisher-Yates with a xorshift generator.
@@ -122,6 +152,7 @@ mod tests {
             .enumerate()
             .map(|(i, p)| Example {
                 x: p,
+                sparse: &[],
                 y: if i % 2 == 0 { 1.0 } else { -1.0 },
                 c: 1.0,
             })
@@ -131,5 +162,42 @@ mod tests {
             assert!(model.score(e.x) * e.y > 0.0, "misclassified {:?}", e.x);
         }
         assert_eq!(model, train(&examples, 1e-4, 1000));
+    }
+
+    #[test]
+    fn learns_from_sparse_features_where_the_dense_ones_say_nothing() {
+        // Every dense vector the same; term 0 marks the positives, term 1
+        // the negatives, term 2 is on every other example of both.
+        let dense = [0.5f32, 0.5];
+        let sparse: Vec<Vec<(u32, f32)>> = (0..30)
+            .map(|i| {
+                let mut s = vec![(if i % 2 == 0 { 0 } else { 1 }, 0.8)];
+                if i % 4 < 2 {
+                    s.push((2, 0.6));
+                }
+                s
+            })
+            .collect();
+        let examples: Vec<Example> = sparse
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Example {
+                x: &dense,
+                sparse: s,
+                y: if i % 2 == 0 { 1.0 } else { -1.0 },
+                c: 1.0,
+            })
+            .collect();
+        let (model, terms) = train_sparse(&examples, 3, 1e-4, 1000);
+        for e in &examples {
+            let score = model.score(e.x)
+                + e.sparse
+                    .iter()
+                    .map(|&(t, x)| terms[t as usize] * x)
+                    .sum::<f32>();
+            assert!(score * e.y > 0.0, "misclassified {:?}: {score}", e.sparse);
+        }
+        assert!(terms[0] > 0.5 && terms[1] < -0.5, "{terms:?}");
+        assert!(terms[2].abs() < 0.1, "{terms:?}");
     }
 }
