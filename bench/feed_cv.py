@@ -463,6 +463,15 @@ def main(index, meta_path, seeds, draws=None, papers=None):
           f"SVM baseline {base_maps.mean():.4f} ± {base_maps.std(ddof=1):.4f}, "
           f"difference {diff.mean():+.4f} ± {diff.std(ddof=1):.4f} over 5 folds")
 
+    shipped = [n for n in names if n.startswith("papers: ") and n.endswith("(chosen)")]
+    for n in shipped:
+        own = np.array([mean_of(results, keys(f), n) for f in folds])
+        d = own - base_maps
+        print(f"{n!r} (fixed, not chosen per fold): {own.mean():.4f} ± {own.std(ddof=1):.4f}, "
+              f"difference to the SVM baseline {d.mean():+.4f} ± {d.std(ddof=1):.4f} over the 5 folds; "
+              f"kept aside {mean_of(results, keys(aside), n):.4f} against "
+              f"{mean_of(results, keys(aside), base):.4f}")
+
     final = max(names, key=lambda n: mean_of(results, keys(tuning), n))
     print(f"\nchosen on all {len(tuning)} tuning categories: {final!r}\n")
     print("| ranker | tuning MAP | tuning nDCG@10 | kept aside MAP | kept aside nDCG@10 |")

@@ -7,7 +7,7 @@
 #   PAPERS_BENCH  the data (default: ../shared/bench)
 # Writes target/feed-cv/{collection.jsonl,meta.json,index} once (the index
 # embeds 15,580 abstracts: 4 to 15 minutes on 2 cores, by processor), then prints the
-# nested cross-validation and the table.
+# nested cross-validation and the table, papers' own rankers in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAPERS=${PAPERS:-target/release/papers}
@@ -39,4 +39,8 @@ fi
 if [ ! -e "$WORK/index/manifest.json" ]; then
   "$PAPERS" --index "$WORK/index" index "$WORK/collection.jsonl"
 fi
-"$PYTHON" bench/feed_cv.py "$WORK/index" "$WORK/meta.json" "$SEEDS"
+# papers' own rankers on the same draws (benches/feed_cv.rs), then the
+# cross-validation over everything.
+"$PYTHON" bench/feed_cv.py "$WORK/index" "$WORK/meta.json" "$SEEDS" --draws "$WORK/draws.json"
+cargo bench --bench feed_cv -- "$WORK/index" "$WORK/draws.json" "$WORK/papers.json"
+"$PYTHON" bench/feed_cv.py "$WORK/index" "$WORK/meta.json" "$SEEDS" --papers "$WORK/papers.json"

@@ -111,7 +111,8 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
 /// The word vector stored under `key`, if there is a whole one.
 pub fn load_words(key: &str) -> Option<Words> {
     let bytes = std::fs::read(path(key)?.with_extension("words")).ok()?;
-    let mut words = Words::default();
+    // An entry is at least 9 bytes, most about 16.
+    let mut words = Words::with_capacity_and_hasher(bytes.len() / 16, Default::default());
     let mut rest = bytes.as_slice();
     while !rest.is_empty() {
         let (len, tail) = rest.split_first_chunk::<4>()?;

@@ -129,11 +129,10 @@ pub(super) fn profiles(
     } else {
         HashMap::new()
     };
-    if !sample_rows.is_empty() {
+    // The mean, for a ranker that reads only it.
+    if !sample_rows.is_empty() && !each_background {
         let mean = words::mean(&sample_words.iter().collect::<Vec<_>>());
-        if !each_background {
-            cache::store_words(&background_key, &mean);
-        }
+        cache::store_words(&background_key, &mean);
         background_words = Some(mean);
     }
     let background_words = background_words.unwrap_or_default();

@@ -54,7 +54,10 @@ fn idf_of(term: &str, idf: impl Fn(&str) -> f32) -> f32 {
 /// How often each term and each pair of neighbouring terms occurs, a
 /// title's [`TITLE_WEIGHT`] times.
 fn term_counts(title: &str, text: &str, analysis: Analysis) -> Counts {
-    let mut counts = Counts::default();
+    // About one term and one pair per seven bytes of text: reserved, so
+    // the map is not grown step by step.
+    let mut counts =
+        Counts::with_capacity_and_hasher((title.len() + text.len()) / 7, Default::default());
     let mut count = |term: &str, times: u32| match counts.get_mut(term) {
         Some(n) => *n += times,
         None => {
@@ -85,14 +88,16 @@ fn term_counts(title: &str, text: &str, analysis: Analysis) -> Counts {
 
 /// Term counts as a unit vector of `(1 + ln tf) * idf`.
 fn weigh(counts: Counts, idf: impl Fn(&str) -> f32) -> Words {
-    let mut words: Words = counts
-        .into_iter()
-        .map(|(term, tf)| {
-            let w = (1.0 + (tf as f32).ln()) * idf(&term);
-            (term, w)
-        })
-        .filter(|(_, w)| *w > 0.0)
-        .collect();
+    let mut words = Words::with_capacity_and_hasher(counts.len(), Default::default());
+    words.extend(
+        counts
+            .into_iter()
+            .map(|(term, tf)| {
+                let w = (1.0 + (tf as f32).ln()) * idf(&term);
+                (term, w)
+            })
+            .filter(|(_, w)| *w > 0.0),
+    );
     let norm = words.values().map(|w| w * w).sum::<f32>().sqrt();
     if norm > 0.0 {
         words.values_mut().for_each(|w| *w /= norm);
