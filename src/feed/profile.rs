@@ -18,11 +18,13 @@ use crate::index::Index;
 use crate::lexical::TermWeights;
 use crate::paper::Paper;
 
-/// The collection's word vector is the mean of every this-many-th paper
-/// of the background sample (250 of 2,000): reading and analysing them is
-/// the slow part of training. On the feed benchmark, 250 instead of 500
-/// moved MAP by -0.0002 on the tuning categories and -0.0012 held out, and
-/// took the first feed after an index run from 104.7 to 98.9 ms.
+/// For a ranker that reads only the collection's mean word vector (the
+/// Rocchio profile), it is the mean of every this-many-th paper of the
+/// background sample: reading and analysing them is the slow part of
+/// training. Measured when the sample was 2,000 papers, on the feed
+/// benchmark: 250 instead of 500 moved MAP by -0.0002 on the tuning
+/// categories and -0.0012 held out, and took the first feed after an
+/// index run from 104.7 to 98.9 ms.
 pub const WORDS_EVERY: usize = 8;
 
 /// A tag's papers as rows: its name, the liked and those marked not
@@ -82,8 +84,8 @@ pub(super) fn profiles(
         Vec::new()
     };
     let background: Vec<Vec<f32>> = background_rows.iter().map(|&r| vector(r)).collect();
-    // The words of every paper of the tags to train, and of the sample
-    // of the collection when its mean is not kept yet, in one batch.
+    // The words of the sample of the collection, when a tag is trained
+    // (the mean of some of them is kept for a ranker that reads only it).
     let background_key = cache::key(index, "background words", &[]);
     let mut background_words = (reads_words && training && !each_background)
         .then(|| cache::load_words(&background_key))
