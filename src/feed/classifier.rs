@@ -36,9 +36,7 @@ const TERMS_KEPT: usize = 5_000;
 /// (n / (2 n_class)), with the negatives' total weight counted.
 pub(super) fn fit(liked: &[&[f32]], negatives: &[(&Vec<&[f32]>, f32)]) -> Linear {
     let negative_mass: f32 = negatives.iter().map(|(v, w)| v.len() as f32 * w).sum();
-    let total = liked.len() as f32 + negative_mass;
-    let positive_c = COST * total / (2.0 * liked.len().max(1) as f32);
-    let negative_c = COST * total / (2.0 * negative_mass.max(1e-6));
+    let (positive_c, negative_c) = balanced(COST, liked.len() as f32, negative_mass);
     let mut examples: Vec<Example> = liked
         .iter()
         .map(|x| Example {
@@ -59,6 +57,16 @@ pub(super) fn fit(liked: &[&[f32]], negatives: &[(&Vec<&[f32]>, f32)]) -> Linear
     svm::train(&examples, 1e-3, 200)
 }
 
+/// The costs of a positive and of a negative example: `cost` times the
+/// class weight `n / (2 n_class)`.
+fn balanced(cost: f32, positives: f32, negatives: f32) -> (f32, f32) {
+    let total = positives + negatives;
+    (
+        cost * total / (2.0 * positives.max(1.0)),
+        cost * total / (2.0 * negatives.max(1e-6)),
+    )
+}
+
 /// Trains [`super::ranker::Ranker::Classifier`]: liked against disliked and background,
 /// balanced, over [vector × scale, words]. The dense weights come back
 /// scaled, so they apply to unit vectors as they are.
@@ -77,8 +85,7 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
     // once for every tag).
     let batches = match &examples.words {
         Some(w)
-            if w.liked.len() == n_liked
-                && w.liked.len() + w.disliked.len() == n_own
+            if w.liked.len() + w.disliked.len() == n_own
                 && w.each_background
                     .is_some_and(|b| b.len() == examples.background.len()) =>
         {
@@ -88,10 +95,7 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
         }
         _ => None,
     };
-    let total = dense.len() as f32;
-    let negatives = (dense.len() - n_liked).max(1) as f32;
-    let positive_c = cost * total / (2.0 * n_liked.max(1) as f32);
-    let negative_c = cost * total / (2.0 * negatives);
+    let (positive_c, negative_c) = balanced(cost, n_liked as f32, (dense.len() - n_liked) as f32);
     let training: Vec<Example> = dense
         .iter()
         .enumerate()

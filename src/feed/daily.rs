@@ -242,7 +242,11 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
             slot.insert(index.paper(liked_row)?);
         }
         let liked = liked_papers[&liked_row].clone();
-        let paper = index.paper(candidates[i])?;
+        // Read once already, for its words and authors.
+        let paper = match new_papers.get(i) {
+            Some(paper) => paper.clone(),
+            None => index.paper(candidates[i])?,
+        };
         let terms: HashSet<String> = analysis.terms(&liked.embed_text()).into_iter().collect();
         let evidence = evidence::by_words(&paper.text, &terms, bm25).to_string();
         hits.push(FeedHit {

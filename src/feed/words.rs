@@ -6,10 +6,10 @@
 //! title's terms count [`TITLE_WEIGHT`] times; the vector has unit length,
 //! so a dot product is the TF-IDF cosine. Pairs say what single stems
 //! blur ("languag model" is not "model" and "languag"): on the feed's
-//! cross-validation they were worth +0.005 MAP to the classifier. On the feed benchmark, adding this to the
-//! embedding's score ranks rare interests better than either alone: the
-//! words a field uses ("SQL", "theorem", "beamforming") say what the
-//! vectors blur.
+//! cross-validation they were worth +0.005 MAP to the classifier. On the
+//! feed benchmark, adding words to the embedding's score ranks rare
+//! interests better than either alone: the words a field uses ("SQL",
+//! "theorem", "beamforming") say what the vectors blur.
 
 use std::collections::HashMap;
 
