@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use papers::embed::{DeviceChoice, ModelChoice};
 use papers::feed::authors;
+use papers::feed::batch::Batch;
 use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
@@ -258,7 +259,7 @@ fn main() -> BoxResult<()> {
                 .map(|id| &word_vectors[id])
                 .collect::<Vec<_>>(),
         );
-        let each_background = words::Batch::of(
+        let each_background = Batch::of(
             &sample
                 .iter()
                 .map(|id| &word_vectors[id])
@@ -315,7 +316,7 @@ fn main() -> BoxResult<()> {
                     .collect();
                 let s = trained.score(
                     &day_vectors,
-                    Some(&words::Batch::new(&day_words)),
+                    Some(&Batch::new(&day_words)),
                     Some(&day_authors),
                 );
                 let mut order: Vec<usize> = (0..day.len()).collect();

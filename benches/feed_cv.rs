@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use papers::feed::authors;
+use papers::feed::batch::Batch;
 use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
@@ -40,7 +41,7 @@ struct Draws {
 }
 
 /// A day's papers as the rankers take them: vectors, words, authors.
-type Day<'a> = (Vec<&'a [f32]>, words::Batch, Vec<Vec<String>>);
+type Day<'a> = (Vec<&'a [f32]>, Batch, Vec<Vec<String>>);
 
 /// A paper of the index as the rankers see it.
 struct Seen {
@@ -102,7 +103,7 @@ fn main() -> BoxResult<()> {
             let papers: Vec<&Seen> = day.iter().map(|id| &seen[id]).collect();
             (
                 papers.iter().map(|p| p.vector.as_slice()).collect(),
-                words::Batch::of(&papers.iter().map(|p| &p.words).collect::<Vec<_>>()),
+                Batch::of(&papers.iter().map(|p| &p.words).collect::<Vec<_>>()),
                 papers.iter().map(|p| p.authors.clone()).collect(),
             )
         })
@@ -122,7 +123,7 @@ fn main() -> BoxResult<()> {
                 .map(|p| &p.words)
                 .collect::<Vec<_>>(),
         );
-        let each_background = words::Batch::of(&word_refs(&sample));
+        let each_background = Batch::of(&word_refs(&sample));
         let examples = Examples {
             liked: vectors(&liked),
             disliked: vectors(&disliked),

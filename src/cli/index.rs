@@ -220,6 +220,9 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         dir.display(),
         started.elapsed().as_secs_f64()
     ));
+    if report.added > 0 || report.replaced > 0 {
+        super::feed::prepare(ctx);
+    }
     Ok(report)
 }
 

@@ -18,11 +18,12 @@
 //! within a quarter ([`generation`]), and the tag's papers and marks. So a
 //! tag is trained again when its marks change, or when the collection has
 //! grown (or shrunk) by about a quarter since; not after every daily
-//! `index` run, which adds a few hundred papers to thousands, leaves the
+//! `index` run, which adds a few hundred papers to thousands and leaves the
 //! weak negatives (a sample of the collection) as representative as they
-//! were, and would cost the first feed of the day a training of every tag.
-//! Nothing in the index is written; a cache that cannot be read or written
-//! only costs the training.
+//! were. `papers tag` and `papers index` train what they made stale
+//! ([`super::prepare`]), so the feed after them only reads back. Nothing
+//! in the index is written; a cache that cannot be read or written only
+//! costs the training.
 
 use std::path::PathBuf;
 

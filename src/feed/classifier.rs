@@ -5,9 +5,10 @@
 //! `class_weight="balanced"` does (n / (2 n_class)), so a tag with 20
 //! liked papers against 2,000 of the collection is not swamped.
 
+use super::batch::Batch;
 use super::ranker::Examples;
 use super::svm::{self, Example, Linear};
-use super::words::{self, Words};
+use super::words::Words;
 
 /// The SVM's cost.
 const COST: f32 = 0.01;
@@ -91,7 +92,7 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
         {
             let shared = w.each_background.expect("checked");
             let own: Vec<&Words> = w.liked.iter().chain(&w.disliked).copied().collect();
-            Some((words::Batch::after(Some(shared), &own), shared))
+            Some((Batch::after(Some(shared), &own), shared))
         }
         _ => None,
     };
@@ -113,16 +114,16 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
     let terms = batches.as_ref().map_or(0, |(own, _)| own.terms());
     let (mut linear, weights) = svm::train_sparse(&training, terms, TOLERANCE, 200);
     linear.w.iter_mut().for_each(|w| *w *= scale);
-    let terms =
-        batches.map(|(own, shared)| words::Batch::to_words(&[shared, &own], &weights, TERMS_KEPT));
+    let terms = batches.map(|(own, shared)| Batch::to_words(&[shared, &own], &weights, TERMS_KEPT));
     (linear, terms)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::authors;
+    use super::super::batch::Batch;
     use super::super::ranker::{ExampleWords, Examples, Ranker, Trained};
-    use super::super::words::{Batch, Words};
+    use super::super::words::Words;
 
     fn words(terms: &[&str]) -> Words {
         let w = 1.0 / (terms.len() as f32).sqrt();

@@ -12,10 +12,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::authors;
+use super::batch::Batch;
 use super::profile::{papers_at, profiles};
 use super::ranker::{standardise, CHOSEN};
 use super::select::{select, Scope};
-use super::tags::{entry_id, known, summaries};
+use super::tags::{gather, Gathered};
 use super::words;
 use crate::analysis::Analysis;
 use crate::error::{Error, Result};
@@ -87,57 +88,12 @@ pub struct Feed {
 
 /// Ranks the new papers of `index` for `request`.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
-    let named = !request.tags.is_empty();
-    let names: Vec<String> = if named {
-        request.tags.clone()
-    } else {
-        let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
-        if all.is_empty() {
-            return Err(Error::Feed(
-                "no tags yet: tag papers you like with `papers tag NAME ID...`, then ask for \
-                 the feed again"
-                    .into(),
-            ));
-        }
-        all
-    };
-    let mut tagged = HashSet::new();
-    let mut ids: HashMap<usize, String> = HashMap::new();
-    let mut wanted = Vec::new();
-    let mut skipped = Vec::new();
-    for name in &names {
-        crate::index::tags::validate_name(name)?;
-        let mut liked = Vec::new();
-        let mut disliked = Vec::new();
-        for entry in known(index, name)? {
-            if let Some(row) = index.row_of(entry_id(&entry)?)? {
-                tagged.insert(row);
-                ids.insert(row, entry.id.clone());
-                if entry.liked {
-                    liked.push(row);
-                } else {
-                    disliked.push(row);
-                }
-            }
-        }
-        if liked.is_empty() {
-            let why = format!(
-                "tag `{name}` has no liked paper in the index ({} marked not interested): \
-                 add one with `papers tag {name} ID...`",
-                disliked.len()
-            );
-            if named {
-                return Err(Error::Feed(why));
-            }
-            skipped.push(why);
-            continue;
-        }
-        wanted.push((name.clone(), liked, disliked));
-    }
-    if wanted.is_empty() {
-        return Err(Error::Feed(skipped.join("; ")));
-    }
-
+    let Gathered {
+        wanted,
+        ids,
+        tagged,
+        skipped,
+    } = gather(index, &request.tags)?;
     let selection = select(index, &request.scope)?;
     let analysis = Analysis::CURRENT;
     let must: Vec<HashSet<String>> = terms_of(&request.must, analysis);
@@ -200,11 +156,10 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         Vec::new()
     };
     let new_words = if reads_words {
-        words::of_all(&new_papers, bm25)
+        Batch::analyse(None, &new_papers, bm25)
     } else {
-        Vec::new()
+        Batch::new(&[])
     };
-    let new_words = words::Batch::new(&new_words);
     let new_authors: Vec<Vec<String>> = new_papers.iter().map(authors::of).collect();
     let profiles = profiles(index, bm25, wanted, &ids, &tagged)?;
 

@@ -3,12 +3,13 @@
 //! the index's database: [`tags`]); [`select`] finds the new papers (by
 //! default the [`inbox`]: those the reader has not marked);
 //! [`ranker`] turns a tag's examples into a score ([`svm`] is its linear
-//! classifier, [`words`] the papers' words, [`authors`] the people the
-//! reader follows); `profile` trains each tag or
-//! reads back what [`cache`] kept; [`daily`] ranks the new papers by every
-//! tag.
+//! classifier, [`words`] the papers' words, [`batch`] many papers' words
+//! by number, [`authors`] the people the reader follows); `profile` trains
+//! each tag or reads back what [`cache`] kept ([`prepare`] trains ahead,
+//! after a write); [`daily`] ranks the new papers by every tag.
 
 pub mod authors;
+pub mod batch;
 pub mod cache;
 mod classifier;
 pub mod daily;
@@ -22,7 +23,7 @@ pub mod words;
 
 pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
 pub use inbox::{mark, MarkChange, Marked};
-pub use profile::WORDS_EVERY;
+pub use profile::{prepare, WORDS_EVERY};
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;
 pub use tags::{summaries, tag, untag, TagChange, TagSummary};

@@ -10,10 +10,12 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::authors;
+use super::batch::Batch;
 use super::cache;
 use super::ranker::{background_sample, ExampleWords, Examples, Trained, CHOSEN};
+use super::tags::{gather, TagRows};
 use super::words::{self, Words};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::Index;
 use crate::lexical::TermWeights;
 use crate::paper::Paper;
@@ -27,15 +29,36 @@ use crate::paper::Paper;
 /// index run from 104.7 to 98.9 ms.
 pub const WORDS_EVERY: usize = 8;
 
-/// A tag's papers as rows: its name, the liked and those marked not
-/// interested.
-pub(super) type TagRows = (String, Vec<usize>, Vec<usize>);
-
 /// A tag ready to rank with.
 pub(super) struct Profile {
     pub name: String,
     pub liked_rows: Vec<usize>,
     pub trained: Trained,
+    /// Whether this call trained it (rather than reading it back).
+    pub trained_now: bool,
+}
+
+/// Trains every tag whose training is not kept yet (for this state of
+/// its marks and of the collection), so that the next `papers feed` reads
+/// it back: `papers index` and `papers tag` call it once they have
+/// written, and pay the training there rather than the first feed after
+/// them. Returns how many tags were trained; an index with no tag with a
+/// liked paper trains none.
+pub fn prepare(index: &Index) -> Result<usize> {
+    let gathered = match gather(index, &[]) {
+        Ok(gathered) => gathered,
+        Err(Error::Feed(_)) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let bm25 = &words::Memo::new(index.lexical()?);
+    let profiles = profiles(
+        index,
+        bm25,
+        gathered.wanted,
+        &gathered.ids,
+        &gathered.tagged,
+    )?;
+    Ok(profiles.iter().filter(|p| p.trained_now).count())
 }
 
 /// The papers at `rows`.
@@ -121,7 +144,15 @@ pub(super) fn profiles(
         .copied()
         .zip(tag_papers.iter().map(authors::of))
         .collect();
-    let sample_words = words::of_all(&papers_at(index, &sample_rows)?, bm25);
+    let sample_papers = papers_at(index, &sample_rows)?;
+    // Each paper's words numbered once for every tag, or the words whose
+    // mean is kept.
+    let each_background_words = each_background.then(|| Batch::analyse(None, &sample_papers, bm25));
+    let sample_words = if each_background {
+        Vec::new()
+    } else {
+        words::of_all(&sample_papers, bm25)
+    };
     let words_of: HashMap<usize, Words> = if reads_words {
         tag_rows
             .iter()
@@ -138,8 +169,6 @@ pub(super) fn profiles(
         background_words = Some(mean);
     }
     let background_words = background_words.unwrap_or_default();
-    let each_background_words =
-        each_background.then(|| words::Batch::of(&sample_words.iter().collect::<Vec<_>>()));
 
     // Every tag's vectors read first (the index is read from one
     // thread), then the tags trained in parallel.
@@ -208,6 +237,7 @@ pub(super) fn profiles(
                     name,
                     liked_rows,
                     trained,
+                    trained_now: fresh,
                 }
             },
         )

@@ -5,6 +5,7 @@
 //! is the one the benchmark picked (`cargo bench --bench feed`).
 
 use super::authors::{self, Tally};
+use super::batch::Batch;
 use super::classifier::{classify, fit, CLASSIFIER};
 use super::svm::Linear;
 use super::words::{self, Words};
@@ -113,7 +114,7 @@ pub struct ExampleWords<'a> {
     pub background: &'a Words,
     /// Each background paper's, in the order of [`Examples::background`],
     /// as one batch (for [`Ranker::reads_each_background`]).
-    pub each_background: Option<&'a words::Batch>,
+    pub each_background: Option<&'a Batch>,
 }
 
 /// What training learnt, for [`Trained::with`] to take instead of
@@ -283,7 +284,7 @@ impl Trained {
     pub fn score(
         &self,
         papers: &[&[f32]],
-        words: Option<&words::Batch>,
+        words: Option<&Batch>,
         authors: Option<&[Vec<String>]>,
     ) -> Vec<f32> {
         match self.ranker {

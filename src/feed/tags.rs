@@ -3,8 +3,10 @@
 //! takes them out; each change is one transaction under the index's writer
 //! lock, so it never meets a running `papers index` half-way. Ids resolve
 //! as everywhere (unique prefixes, arXiv ids) and are stored in full.
+//! The read side, for ranking: [`gather`] turns tags into rows of the
+//! index.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -158,4 +160,78 @@ fn summary_of(index: &Index, name: &str) -> Result<TagSummary> {
 /// The paper id of an entry.
 pub(crate) fn entry_id(entry: &TagEntry) -> Result<crate::paper::PaperId> {
     entry.id.parse()
+}
+
+/// A tag's papers as rows: its name, the liked and those marked not
+/// interested.
+pub(super) type TagRows = (String, Vec<usize>, Vec<usize>);
+
+/// The tags to rank by, as rows.
+pub(super) struct Gathered {
+    /// Each tag with a liked paper in the index.
+    pub wanted: Vec<TagRows>,
+    /// The full id of each tagged row.
+    pub ids: HashMap<usize, String>,
+    /// Every row of those tags.
+    pub tagged: HashSet<usize>,
+    /// Tags left out, with why (only when no tag was named).
+    pub skipped: Vec<String>,
+}
+
+/// The tags `names` (every tag when empty) as rows. A named tag with no
+/// liked paper in the index is an error; among all tags, one is skipped.
+pub(super) fn gather(index: &Index, names: &[String]) -> Result<Gathered> {
+    let named = !names.is_empty();
+    let names: Vec<String> = if named {
+        names.to_vec()
+    } else {
+        let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
+        if all.is_empty() {
+            return Err(Error::Feed(
+                "no tags yet: tag papers you like with `papers tag NAME ID...`, then ask for \
+                 the feed again"
+                    .into(),
+            ));
+        }
+        all
+    };
+    let mut gathered = Gathered {
+        wanted: Vec::new(),
+        ids: HashMap::new(),
+        tagged: HashSet::new(),
+        skipped: Vec::new(),
+    };
+    for name in &names {
+        validate_name(name)?;
+        let mut liked = Vec::new();
+        let mut disliked = Vec::new();
+        for entry in known(index, name)? {
+            if let Some(row) = index.row_of(entry_id(&entry)?)? {
+                gathered.tagged.insert(row);
+                gathered.ids.insert(row, entry.id.clone());
+                if entry.liked {
+                    liked.push(row);
+                } else {
+                    disliked.push(row);
+                }
+            }
+        }
+        if liked.is_empty() {
+            let why = format!(
+                "tag `{name}` has no liked paper in the index ({} marked not interested): \
+                 add one with `papers tag {name} ID...`",
+                disliked.len()
+            );
+            if named {
+                return Err(Error::Feed(why));
+            }
+            gathered.skipped.push(why);
+            continue;
+        }
+        gathered.wanted.push((name.clone(), liked, disliked));
+    }
+    if gathered.wanted.is_empty() {
+        return Err(Error::Feed(gathered.skipped.join("; ")));
+    }
+    Ok(gathered)
 }

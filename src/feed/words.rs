@@ -33,8 +33,7 @@ pub const TITLE_WEIGHT: u32 = 2;
 
 /// The unit TF-IDF vector of a paper's title and abstract.
 pub fn of(paper: &Paper, weights: &dyn TermWeights) -> Words {
-    let title = paper.meta.as_ref().map_or("", |m| m.title.as_str());
-    of_text(title, &paper.text, weights)
+    of_text(title_of(paper), &paper.text, weights)
 }
 
 /// The unit TF-IDF vector of `title` and `text`.
@@ -64,26 +63,48 @@ fn term_counts(title: &str, text: &str, analysis: Analysis) -> Counts {
             counts.insert(term.to_string(), times);
         }
     };
+    let mut previous = String::new();
+    let mut pair = String::new();
+    each_term(title, text, analysis, |term, times, begins| {
+        count(term, times);
+        if !begins {
+            pair.clear();
+            pair.push_str(&previous);
+            pair.push(' ');
+            pair.push_str(term);
+            count(&pair, times);
+        }
+        previous.clear();
+        previous.push_str(term);
+    });
+    counts
+}
+
+/// Calls `f(term, times, begins)` for each term of `title` and `text`
+/// that counts (one-letter terms do not), in order: `times` is how often
+/// it counts (a title's [`TITLE_WEIGHT`]), `begins` whether it is the
+/// first of its part (no pair ends there).
+pub(super) fn each_term(
+    title: &str,
+    text: &str,
+    analysis: Analysis,
+    mut f: impl FnMut(&str, u32, bool),
+) {
     for (part, times) in [(title, TITLE_WEIGHT), (text, 1)] {
-        let mut previous = String::new();
-        let mut pair = String::new();
+        let mut begins = true;
         analysis.each_term(part, |term| {
             if term.chars().nth(1).is_none() {
                 return;
             }
-            count(term, times);
-            if !previous.is_empty() {
-                pair.clear();
-                pair.push_str(&previous);
-                pair.push(' ');
-                pair.push_str(term);
-                count(&pair, times);
-            }
-            previous.clear();
-            previous.push_str(term);
+            f(term, times, begins);
+            begins = false;
         });
     }
-    counts
+}
+
+/// A paper's title, or nothing.
+pub(super) fn title_of(paper: &Paper) -> &str {
+    paper.meta.as_ref().map_or("", |m| m.title.as_str())
 }
 
 /// Term counts as a unit vector of `(1 + ln tf) * idf`.
@@ -114,10 +135,7 @@ pub fn of_all(papers: &[Paper], weights: &dyn TermWeights) -> Vec<Words> {
     let analysis = weights.analysis();
     let counts: Vec<Counts> = papers
         .par_iter()
-        .map(|paper| {
-            let title = paper.meta.as_ref().map_or("", |m| m.title.as_str());
-            term_counts(title, &paper.text, analysis)
-        })
+        .map(|paper| term_counts(title_of(paper), &paper.text, analysis))
         .collect();
     let mut idf: HashMap<String, f32, foldhash::fast::FixedState> = HashMap::default();
     for term in counts.iter().flat_map(Counts::keys) {
@@ -165,138 +183,6 @@ impl TermWeights for Memo<'_> {
         let idf = self.weights.term_idf(term);
         self.seen.borrow_mut().insert(term.to_string(), idf);
         idf
-    }
-}
-
-/// Many papers' words over one vocabulary, to be scored against many
-/// directions: a direction is laid out once over the batch's terms, then
-/// each paper's dot product is a short sum (looking every paper's terms
-/// up in each direction's map cost most of a feed's time). Also the
-/// sparse features of a classifier's training ([`super::svm`]): a batch
-/// can be numbered [`Batch::after`] another, so that the collection's
-/// sample is numbered once for every tag.
-pub struct Batch {
-    /// The terms this batch numbered, from `first` on.
-    terms: HashMap<String, u32, foldhash::fast::FixedState>,
-    /// How many terms the batch it was numbered after has.
-    first: u32,
-    papers: Vec<Vec<(u32, f32)>>,
-}
-
-impl Batch {
-    /// The batch of `words`, in order.
-    pub fn new(words: &[Words]) -> Batch {
-        Batch::of(&words.iter().collect::<Vec<_>>())
-    }
-
-    /// [`Batch::new`] of borrowed word vectors.
-    pub fn of(words: &[&Words]) -> Batch {
-        Batch::after(None, words)
-    }
-
-    /// The batch of `words` numbered after `shared`: a term `shared` has
-    /// keeps its number, the others are numbered from `shared`'s
-    /// [`Batch::terms`] on. Such a batch is for [`Batch::to_words`] with
-    /// `shared`, not for [`Batch::dots`].
-    pub fn after(shared: Option<&Batch>, words: &[&Words]) -> Batch {
-        let first = shared.map_or(0, |s| s.first + s.terms.len() as u32);
-        let mut terms: HashMap<String, u32, foldhash::fast::FixedState> = HashMap::default();
-        // Each paper's terms by number, numbers given in order of first
-        // sight: a paper's sum is added up in an order that depends only
-        // on the batch, so a profile read back from the cache scores
-        // exactly as the one just trained (a word vector is walked in the
-        // same order in every process: its map's hashing is seeded).
-        let papers = words
-            .iter()
-            .map(|w| {
-                let mut entries: Vec<(u32, f32)> = w
-                    .iter()
-                    .map(|(t, &x)| {
-                        if let Some(&i) = shared.and_then(|s| s.terms.get(t)) {
-                            return (i, x);
-                        }
-                        match terms.get(t) {
-                            Some(&i) => (i, x),
-                            None => {
-                                let next = first + terms.len() as u32;
-                                terms.insert(t.clone(), next);
-                                (next, x)
-                            }
-                        }
-                    })
-                    .collect();
-                entries.sort_unstable_by_key(|e| e.0);
-                entries
-            })
-            .collect();
-        Batch {
-            terms,
-            first,
-            papers,
-        }
-    }
-
-    /// The `i`th paper's words: (term number, weight), by number.
-    pub fn row(&self, i: usize) -> &[(u32, f32)] {
-        &self.papers[i]
-    }
-
-    /// How many term numbers there are: this batch's and those of the
-    /// batch it was numbered after.
-    pub fn terms(&self) -> usize {
-        self.first as usize + self.terms.len()
-    }
-
-    /// Weights by term number (over `batches`, each numbered after the one
-    /// before it) as a word vector, keeping the `keep` largest in
-    /// magnitude (ties by term, so the same weights always give the same
-    /// vector) and no zero.
-    pub fn to_words(batches: &[&Batch], weights: &[f32], keep: usize) -> Words {
-        let mut all: Vec<(&String, f32)> = batches
-            .iter()
-            .flat_map(|b| b.terms.iter())
-            .map(|(t, &i)| (t, weights[i as usize]))
-            .filter(|(_, w)| *w != 0.0)
-            .collect();
-        let order = |a: &(&String, f32), b: &(&String, f32)| {
-            b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(b.0))
-        };
-        if all.len() > keep {
-            all.select_nth_unstable_by(keep, order);
-            all.truncate(keep);
-        }
-        all.into_iter().map(|(t, w)| (t.clone(), w)).collect()
-    }
-
-    /// How many papers.
-    pub fn len(&self) -> usize {
-        self.papers.len()
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.papers.is_empty()
-    }
-
-    /// Each paper's dot product with `direction`.
-    pub fn dots(&self, direction: &Words) -> Vec<f32> {
-        debug_assert_eq!(self.first, 0, "a batch numbered after another");
-        let mut dense = vec![0f32; self.terms.len()];
-        if direction.len() < self.terms.len() {
-            for (t, &x) in direction {
-                if let Some(&i) = self.terms.get(t) {
-                    dense[i as usize] = x;
-                }
-            }
-        } else {
-            for (t, &i) in &self.terms {
-                dense[i as usize] = direction.get(t).copied().unwrap_or(0.0);
-            }
-        }
-        self.papers
-            .iter()
-            .map(|p| p.iter().map(|&(i, x)| dense[i as usize] * x).sum())
-            .collect()
     }
 }
 

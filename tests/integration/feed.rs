@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::serve::{chromium, ids, rendered, shown_ids, Server};
-use crate::util::{papers_in, sample_data, small_index_copy, top_id, Run};
+use crate::util::{cache_dir, papers, papers_in, run, sample_data, small_index_copy, top_id, Run};
 
 fn dump(day: &str) -> String {
     sample_data()
@@ -66,6 +66,70 @@ fn tagged_index() -> (tempfile::TempDir, String) {
     papers_in(index.path(), &["tag", "pos", &liked[..8]]).ok();
     papers_in(index.path(), &["tag", "pos", "--not", &unliked]).ok();
     (index, liked)
+}
+
+/// `papers tag`, and a `papers index` run that grows the collection by
+/// more than a quarter, train the tags there: the feed after them reads
+/// what was learnt back and writes nothing.
+#[cfg(unix)]
+#[test]
+fn tagging_and_indexing_train_the_tags_ahead_of_the_feed() {
+    let index = small_index_copy();
+    // A cache of its own (the model shared), to see what is kept there.
+    let cache = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
+    let papers_here = |args: &[&str]| {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", index.path())
+            .env("PAPERS_CACHE_DIR", cache.path());
+        run(cmd, args)
+    };
+    let kept = || -> Vec<(String, std::time::SystemTime)> {
+        let mut files: Vec<_> = std::fs::read_dir(cache.path().join("profiles"))
+            .map(|d| d.flatten().collect())
+            .unwrap_or_else(|_| Vec::new())
+            .into_iter()
+            .map(|e| {
+                let modified = e.metadata().unwrap().modified().unwrap();
+                (e.file_name().to_string_lossy().into_owned(), modified)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let liked = top_id(
+        index.path(),
+        &["transformers position encoding causal mask"],
+    );
+
+    let tagged = papers_here(&["tag", "pos", &liked]).ok();
+    assert!(
+        tagged.stderr.contains("feed: 1 tag trained"),
+        "{}",
+        tagged.stderr
+    );
+    let trained = kept();
+    assert!(!trained.is_empty(), "the tag's training is kept");
+    let feed = papers_here(&["feed", "pos", "--json"]).ok();
+    assert!(!lines(&feed).is_empty(), "{}", feed.stderr);
+    assert_eq!(kept(), trained, "the feed read the training back");
+
+    // The same marks again: nothing to train.
+    let again = papers_here(&["tag", "pos", &liked]).ok();
+    assert!(!again.stderr.contains("trained"), "{}", again.stderr);
+
+    // The next two days more than double the first day's papers.
+    let indexed = papers_here(&["index", &dump("2"), &dump("3")]).ok();
+    assert!(
+        indexed.stderr.contains("feed: 1 tag trained"),
+        "{}",
+        indexed.stderr
+    );
+    let retrained = kept();
+    assert!(retrained.len() > trained.len(), "{retrained:?}");
+    let feed = papers_here(&["feed", "pos", "--json"]).ok();
+    assert!(!lines(&feed).is_empty(), "{}", feed.stderr);
+    assert_eq!(kept(), retrained, "the feed read the training back");
 }
 
 #[test]
