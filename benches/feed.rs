@@ -429,8 +429,11 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
         return Ok(());
     }
     // A cache of its own. Emptied before each of the first runs, so that
-    // they train every tag (as the first call after each `papers index`
-    // does); kept for the others, which read what was learnt back.
+    // they train every tag (what `papers tag` pays for one tag, and an
+    // index run that grows the collection by a quarter for all; the tags
+    // here were made through the library, which trains nothing ahead);
+    // kept for the others, which read what was learnt back, as the feed
+    // after `papers tag` or `papers index` does.
     let cache = work.join("speed-cache");
     let run = || -> BoxResult<(f64, usize)> {
         let t = Instant::now();
