@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The feed view of the web page in a real browser: starts `papers serve` on
-# INDEX (one with tags, whose last `papers index` run added papers), loads
+# INDEX (one with tags and papers not yet marked) with the seen / read /
+# save buttons (`--allow-write`; nothing is clicked), loads
 # `/?feed` in headless Chromium and writes its screenshot:
 #
 #   bench/feed_page.sh INDEX     -> docs/feed.png
@@ -17,7 +18,7 @@ browser=$(command -v chromium || command -v chromium-browser || command -v googl
 cargo build --release --quiet
 papers="${CARGO_TARGET_DIR:-target}/release/papers"
 log=$(mktemp)
-"$papers" --index "$index" serve --addr 127.0.0.1:0 2>"$log" &
+"$papers" --index "$index" serve --allow-write --addr 127.0.0.1:0 2>"$log" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
 until grep -q "on http://" "$log"; do sleep 0.2; done
