@@ -263,6 +263,7 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
             "removed {} records; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
             report.removed, report.records
         ));
+        super::feed::prepare(ctx);
         if ctx.json {
             ctx.printer().report(&report, dir)?;
             return Ok(());
@@ -284,6 +285,8 @@ pub fn upgrade(ctx: &Context) -> Result<()> {
             ctx.index_dir.display(),
             papers::index::FORMAT_VERSION
         ));
+        // A new data folder: every tag's training is keyed by it.
+        super::feed::prepare(ctx);
     } else {
         ctx.note(&format!(
             "{}: already index format {}",
