@@ -40,9 +40,9 @@ pub(super) struct Profile {
 
 /// Trains every tag whose training is not kept yet (for this state of
 /// its marks and of the collection), so that the next `papers feed` reads
-/// it back: `papers index` and `papers tag` call it once they have
-/// written, and pay the training there rather than the first feed after
-/// them. Returns how many tags were trained; an index with no tag with a
+/// it back: the commands that write (`index`, `tag`, `untag`, `remove`,
+/// `upgrade`) call it once they have, and pay the training there rather
+/// than the first feed after them. Returns how many tags were trained; an index with no tag with a
 /// liked paper trains none.
 pub fn prepare(index: &Index) -> Result<usize> {
     let gathered = match gather(index, &[]) {
