@@ -3,7 +3,7 @@
 //! takes them out; each change is one transaction under the index's writer
 //! lock, so it never meets a running `papers index` half-way. Ids resolve
 //! as everywhere (unique prefixes, arXiv ids) and are stored in full.
-//! The read side, for ranking: [`gather`] turns tags into rows of the
+//! The read side, for ranking: `gather` turns tags into rows of the
 //! index.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
