@@ -103,7 +103,7 @@ fn main() -> BoxResult<()> {
             let papers: Vec<&Seen> = day.iter().map(|id| &seen[id]).collect();
             (
                 papers.iter().map(|p| p.vector.as_slice()).collect(),
-                Batch::of(&papers.iter().map(|p| &p.words).collect::<Vec<_>>()),
+                Batch::of(&word_refs(&papers)),
                 papers.iter().map(|p| p.authors.clone()).collect(),
             )
         })

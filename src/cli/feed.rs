@@ -143,9 +143,9 @@ pub fn untag(ctx: &Context, args: UntagArgs) -> Result<()> {
 
 /// Trains the tags that the last write left untrained (a tag whose marks
 /// changed; every tag, once the collection has grown or shrunk by about a
-/// quarter, or moved to a new data folder),
-/// so that the next `papers feed` reads what they learnt back instead of
-/// training first. A failure only costs that feed the training.
+/// quarter, or moved to a new data folder), so that the next `papers feed`
+/// reads what they learnt back instead of training first. A failure only
+/// costs that feed the training.
 pub(super) fn prepare(ctx: &Context) {
     let started = std::time::Instant::now();
     let trained =

@@ -249,6 +249,28 @@ impl Batch {
         words
     }
 
+    /// Each paper's words as a word vector, the terms spelt out (a pair
+    /// as its two terms and a space): [`Batch::analyse`]'s papers as
+    /// [`super::words::of`] gives them, for a batch numbered after none.
+    pub fn into_words(self) -> Vec<Words> {
+        debug_assert_eq!(self.first, 0, "a batch numbered after another");
+        let mut names = vec![String::new(); self.next as usize];
+        for (t, &i) in &self.terms {
+            names[i as usize].clone_from(t);
+        }
+        for (&(a, b), &i) in &self.pairs {
+            names[i as usize] = format!("{} {}", names[a as usize], names[b as usize]);
+        }
+        self.papers
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|&(i, w)| (names[i as usize].clone(), w))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// How many papers.
     pub fn len(&self) -> usize {
         self.papers.len()
@@ -393,6 +415,14 @@ mod tests {
             assert_close(&words_of(&[&batch], batch.row(i)), &own);
             // A paper's vector against itself: 1.
             assert!((batch.dots(&own)[i] - 1.0).abs() < 1e-5);
+        }
+        // Spelt back whole, the same vectors.
+        for (spelt, paper) in Batch::analyse(None, &papers, &bm25)
+            .into_words()
+            .iter()
+            .zip(&papers)
+        {
+            assert_close(spelt, &words::of(paper, &bm25));
         }
         // The same dot products as a batch of the papers' own vectors.
         let own: Vec<Words> = papers.iter().map(|p| words::of(p, &bm25)).collect();

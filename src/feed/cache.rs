@@ -20,7 +20,7 @@
 //! grown (or shrunk) by about a quarter since; not after every daily
 //! `index` run, which adds a few hundred papers to thousands and leaves the
 //! weak negatives (a sample of the collection) as representative as they
-//! were. `papers tag` and `papers index` train what they made stale
+//! were. The commands that write train what they made stale
 //! ([`super::prepare`]), so the feed after them only reads back. Nothing
 //! in the index is written; a cache that cannot be read or written only
 //! costs the training.

@@ -42,8 +42,8 @@ pub(super) struct Profile {
 /// its marks and of the collection), so that the next `papers feed` reads
 /// it back: the commands that write (`index`, `tag`, `untag`, `remove`,
 /// `upgrade`) call it once they have, and pay the training there rather
-/// than the first feed after them. Returns how many tags were trained; an index with no tag with a
-/// liked paper trains none.
+/// than the first feed after them. Returns how many tags were trained; an
+/// index with no tag with a liked paper trains none.
 pub fn prepare(index: &Index) -> Result<usize> {
     let gathered = match gather(index, &[]) {
         Ok(gathered) => gathered,
@@ -151,13 +151,13 @@ pub(super) fn profiles(
     let sample_words = if each_background {
         Vec::new()
     } else {
-        words::of_all(&sample_papers, bm25)
+        Batch::analyse(None, &sample_papers, bm25).into_words()
     };
     let words_of: HashMap<usize, Words> = if reads_words {
         tag_rows
             .iter()
             .copied()
-            .zip(words::of_all(&tag_papers, bm25))
+            .zip(Batch::analyse(None, &tag_papers, bm25).into_words())
             .collect()
     } else {
         HashMap::new()

@@ -359,10 +359,9 @@ impl Trained {
 /// How many papers of the collection a profile takes as weak negatives.
 /// On the feed's cross-validation the classifier gained 0.0076 MAP on the
 /// tuning categories with 5,000 instead of 2,000 (0.4039 against 0.3963;
-/// kept aside 0.6389 and 0.6388). The first feed that trains ten tags then
-/// takes 1.6-2.1 s on two cores (most of it analysing and numbering the
-/// sample's words), paid once per change of a tag's marks or quarter of
-/// growth of the collection ([`super::cache`]).
+/// kept aside 0.6389 and 0.6388). Training ten tags then takes about
+/// 0.8 s on two cores, paid by the write that made them stale (a change of
+/// a tag's marks, a quarter of growth of the collection: [`super::cache`]).
 pub const BACKGROUND: usize = 5000;
 
 /// Up to [`BACKGROUND`] of `all`, evenly spaced: the weak negatives.

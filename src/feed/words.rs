@@ -126,33 +126,6 @@ fn weigh(counts: Counts, idf: impl Fn(&str) -> f32) -> Words {
     words
 }
 
-/// The unit TF-IDF vectors of many papers: the texts are analysed in
-/// parallel, and each distinct term's IDF is looked up once (a lookup
-/// searches every lexical segment's dictionary, and a day's papers share
-/// most of their words).
-pub fn of_all(papers: &[Paper], weights: &dyn TermWeights) -> Vec<Words> {
-    use rayon::prelude::*;
-    let analysis = weights.analysis();
-    let counts: Vec<Counts> = papers
-        .par_iter()
-        .map(|paper| term_counts(title_of(paper), &paper.text, analysis))
-        .collect();
-    let mut idf: HashMap<String, f32, foldhash::fast::FixedState> = HashMap::default();
-    for term in counts.iter().flat_map(Counts::keys) {
-        if !term.contains(' ') && !idf.contains_key(term) {
-            idf.insert(term.clone(), weights.term_idf(term));
-        }
-    }
-    counts
-        .into_iter()
-        .map(|c| {
-            weigh(c, |t| {
-                idf_of(t, |part| idf.get(part).copied().unwrap_or(0.0))
-            })
-        })
-        .collect()
-}
-
 /// [`TermWeights`] that remember each term's IDF: one feed reads the
 /// words of the new papers, the tags' papers and the collection's sample,
 /// which share most terms, and a lookup searches every lexical segment.
