@@ -111,20 +111,26 @@ impl Corpus {
         }
         corpus.papers = slots.into_iter().flatten().collect();
         if corpus.files.is_empty() {
-            let paths = paths
+            let shown = paths
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>();
             return Err(Error::NoDumps {
-                paths: paths.join(", "),
-                reason: corpus
-                    .skipped
-                    .first()
-                    .map(|s| format!("{}: {}", s.path.display(), s.reason))
-                    .unwrap_or_default(),
+                paths: shown.join(", "),
+                reason: why_none(paths, &corpus.skipped),
             });
         }
         Ok(corpus)
+    }
+}
+
+/// Why nothing in `paths` was read: the first skipped file's reason,
+/// named by its path unless it is the one path given.
+fn why_none(paths: &[PathBuf], skipped: &[Skipped]) -> String {
+    match (paths, skipped) {
+        (_, []) => String::new(),
+        ([given], [one]) if *given == one.path => one.reason.clone(),
+        (_, [first, ..]) => format!("{}: {}", first.path.display(), first.reason),
     }
 }
 
@@ -143,10 +149,7 @@ pub fn input_files(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            reason: skipped
-                .first()
-                .map(|s| format!("{}: {}", s.path.display(), s.reason))
-                .unwrap_or_default(),
+            reason: why_none(paths, &skipped),
         });
     }
     Ok((files, skipped))

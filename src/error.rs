@@ -90,7 +90,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// None of the input paths held a Daily Papers dump.
-    #[error("nothing to index in {paths}: no Daily Papers dump or record{}", if reason.is_empty() { String::new() } else { format!(" ({reason})") })]
+    #[error("nothing to index in {paths}: {}", if reason.is_empty() { "no Daily Papers dump or record" } else { reason })]
     NoDumps {
         /// The input paths, joined for display.
         paths: String,

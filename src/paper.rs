@@ -126,6 +126,23 @@ pub struct Source {
     pub paragraph: usize,
 }
 
+impl Source {
+    /// Whether `given` names the input this was read from: its file name,
+    /// its path as recorded, or the same file on disk.
+    pub fn named_by(&self, given: &str) -> bool {
+        if given == self.file || given == self.path {
+            return true;
+        }
+        match (
+            std::fs::canonicalize(given),
+            std::fs::canonicalize(&self.path),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
 /// What a JSON record (a Hugging Face daily papers entry, a JSON Lines
 /// line) says about a paper beyond its abstract.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,7 +328,6 @@ const CONTRIBUTION: &[&str] = &[
     "we introduce",
     "we develop",
     "we design",
-    "we release",
     "this paper proposes",
     "this paper presents",
     "this paper introduces",
@@ -326,19 +342,59 @@ const CONTRIBUTION: &[&str] = &[
 
 /// The sentence of an abstract without a title that reads most like one:
 /// among the first four, the first that says what the paper does ("We
-/// propose X, ..."), else the first. Abstracts open with context ("Large
-/// language models have ...") more often than with their subject.
+/// propose X, ...", also after an opening clause: "Motivated by Y, we
+/// introduce X"), else the first that is not [`boilerplate`], else the
+/// first. Abstracts open with context ("Large language models have ...")
+/// more often than with their subject.
 pub fn key_sentence(text: &str) -> &str {
     let all = sentences(text);
+    let says_what = |s: &&&str| {
+        let start: String = s.chars().take(160).collect::<String>().to_lowercase();
+        CONTRIBUTION.iter().any(|cue| {
+            start.starts_with(cue)
+                || start
+                    .match_indices(cue)
+                    .any(|(i, _)| start[..i].trim_end().ends_with(','))
+        })
+    };
     all.iter()
         .take(4)
-        .find(|s| {
-            let start: String = s.chars().take(40).collect::<String>().to_lowercase();
-            CONTRIBUTION.iter().any(|cue| start.starts_with(cue))
-        })
+        .find(says_what)
+        .or_else(|| all.iter().find(|s| !boilerplate(s)))
         .or(all.first())
         .copied()
         .unwrap_or(text)
+}
+
+/// Openings of sentences about the paper's artefacts or venue rather than
+/// its subject ("Code is available at ...", "We release two variants").
+const BOILERPLATE: &[&str] = &[
+    "code ",
+    "our code",
+    "the code",
+    "code and",
+    "data and code",
+    "we release",
+    "we open-source",
+    "we make our",
+    "project page",
+    "the project page",
+    "accepted ",
+    "to appear",
+    "github",
+    "available at",
+    "all code",
+    "models and code",
+];
+
+/// Whether a sentence says nothing of the paper's subject: an artefact or
+/// venue note ("Code is available at"), a link, or under four words.
+pub fn boilerplate(sentence: &str) -> bool {
+    let lower = sentence.trim().to_lowercase();
+    BOILERPLATE.iter().any(|cue| lower.starts_with(cue))
+        || lower.contains("http://")
+        || lower.contains("https://")
+        || lower.split_whitespace().count() < 4
 }
 
 /// The text up to the first sentence-ending punctuation followed by a space
@@ -461,6 +517,30 @@ mod tests {
         assert_eq!(paper(text).headline(), "We propose Slim, a pruner.");
         let plain = "Large models are costly. Pruning helps.";
         assert_eq!(paper(plain).headline(), "Large models are costly.");
+    }
+
+    #[test]
+    fn key_sentence_finds_the_subject_after_an_opening_clause() {
+        // The shape of a seed abstract whose second sentence headed a
+        // search: "we introduce" follows a comma, and "We release" is an
+        // artefact note.
+        let text = "Motivated by demand for retrieval across modalities, we introduce \
+                    Colembed, a unified text-image retriever. We release two model \
+                    variants, 1B and 3B. The 3B model is best.";
+        assert!(key_sentence(text).starts_with("Motivated by demand"));
+        let artefacts = "Code is available at https://example.org/x. We release data. \
+                         Sparse attention cuts the cost of long prompts by half.";
+        assert_eq!(
+            key_sentence(artefacts),
+            "Sparse attention cuts the cost of long prompts by half."
+        );
+        // A contribution cue inside a clause that is not an opening one
+        // does not count ("what we propose" is not "we propose").
+        let plain = "Models forget what we propose to them. Retrieval fixes that for long inputs.";
+        assert_eq!(
+            key_sentence(plain),
+            "Models forget what we propose to them."
+        );
     }
 
     #[test]

@@ -187,7 +187,12 @@ pub fn feed(ctx: &Context, args: FeedArgs) -> Result<()> {
     for skipped in &feed.skipped {
         ctx.warn(skipped);
     }
-    if feed.hits.is_empty() {
+    if feed.unranked {
+        ctx.note(&format!(
+            "{}; meanwhile, the new papers newest first",
+            papers::feed::UNRANKED_HINT
+        ));
+    } else if feed.hits.is_empty() {
         ctx.note(&feed.described);
     }
     let format = args.format.unwrap_or(match (ctx.json, &args.output) {
@@ -237,8 +242,8 @@ pub fn feed(ctx: &Context, args: FeedArgs) -> Result<()> {
             papers::index::files::replace_atomic(path, &text)
                 .with_context(|| format!("{}: cannot write the feed", path.display()))?;
             ctx.note(&format!(
-                "wrote {} papers to {}",
-                feed.hits.len(),
+                "wrote {} to {}",
+                super::count(feed.hits.len(), "paper"),
                 path.display()
             ));
         }

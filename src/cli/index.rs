@@ -8,13 +8,13 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget};
 
 use papers::corpus::Skipped;
 use papers::index::UpdateReport;
 use papers::write::{self, IndexRequest, Observer};
 
-use super::{Context, ModelArgs};
+use super::{count, Context, ModelArgs};
 
 /// Arguments of `papers index`.
 #[derive(Debug, Args)]
@@ -181,26 +181,17 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
             ProgressDrawTarget::stderr()
         },
     );
-    bar.set_style(
-        ProgressStyle::with_template("embedding {bar:40} {pos}/{len} records ({rate}, {eta} left)")
-            .expect("valid template")
-            .with_key(
-                "rate",
-                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}/s", state.per_sec());
-                },
-            ),
-    );
+    bar.set_style(super::progress::style());
     let observer = Terminal { ctx, bar };
     let dir = &ctx.index_dir;
     let result = write::index(dir, request, &observer);
     observer.bar.finish_and_clear();
     let report = result?;
     ctx.note(&format!(
-        "{} files read ({} paragraphs, {} unique), {} skipped: {} added, {} already present{}; \
-         {} records in {} ({:.1}s)",
-        report.files,
-        report.paragraphs,
+        "{} read ({}, {} unique), {} skipped: {} added, {} already present{}; \
+         {} in {} ({:.1}s)",
+        count(report.files, "file"),
+        count(report.paragraphs, "record"),
         report.unique,
         report.skipped,
         report.added,
@@ -216,7 +207,7 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!(", {n} {what}"))
         .collect::<String>(),
-        report.records,
+        count(report.records, "record"),
         dir.display(),
         started.elapsed().as_secs_f64()
     ));
@@ -236,8 +227,10 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
     let papers = if args.list {
         let index = papers::index::Index::open(dir)?;
         let removals = index.removals()?;
-        ctx.note(&format!("{} papers removed", removals.len()));
+        ctx.note(&format!("{} removed", count(removals.len(), "paper")));
         removals.into_iter().map(|r| r.paper).collect()
+    } else if !args.source.is_empty() {
+        return remove_sources(ctx, &args);
     } else if args.dry_run {
         let index = papers::index::Index::open(dir)?;
         let rows = write::resolve_all(&index, &args.ids)?;
@@ -246,22 +239,71 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
             .map(|&row| index.paper(row))
             .collect::<papers::Result<Vec<_>>>()?;
         ctx.note(&format!(
-            "would remove {} records (dry run: nothing changed)",
-            papers.len()
+            "would remove {} (dry run: nothing changed)",
+            count(papers.len(), "record")
         ));
         papers
     } else if args.undo {
         let papers = write::unremove(dir, &args.ids, &observer)?;
         ctx.note(&format!(
-            "forgot {} removals: the next `papers index` of their input brings them back",
-            papers.len()
+            "forgot {}: the next `papers index` of their input brings them back",
+            count(papers.len(), "removal")
         ));
         papers
     } else {
         let (report, papers) = write::remove(dir, &args.ids, &observer)?;
         ctx.note(&format!(
-            "removed {} records; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
-            report.removed, report.records
+            "removed {}; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
+            count(report.removed, "record"), report.records
+        ));
+        super::feed::prepare(ctx);
+        if ctx.json {
+            ctx.printer().report(&report, dir)?;
+            return Ok(());
+        }
+        papers
+    };
+    ctx.printer().list(|f| papers.into_iter().try_for_each(f))?;
+    Ok(())
+}
+
+/// `papers remove --source FILE...` (and `--dry-run`): what one input
+/// brought, dropped as ids are.
+fn remove_sources(ctx: &Context, args: &super::query::RemoveArgs) -> Result<()> {
+    let dir = &ctx.index_dir;
+    let kept = |shared: usize| match shared {
+        0 => String::new(),
+        n => format!(
+            "; {} kept: another input holds {} too",
+            count(n, "record"),
+            if n == 1 { "it" } else { "them" }
+        ),
+    };
+    let papers = if args.dry_run {
+        let index = papers::index::Index::open(dir)?;
+        let found = write::from_sources(&index, &args.source)?;
+        ctx.note(&format!(
+            "would remove {} (dry run: nothing changed){}",
+            count(found.rows.len(), "record"),
+            kept(found.shared)
+        ));
+        found
+            .rows
+            .iter()
+            .map(|&row| index.paper(row))
+            .collect::<papers::Result<Vec<_>>>()?
+    } else {
+        let observer = Terminal {
+            ctx,
+            bar: ProgressBar::hidden(),
+        };
+        let (report, papers, shared) = write::remove_sources(dir, &args.source, &observer)?;
+        ctx.note(&format!(
+            "removed {}; {} left{} (they stay out when indexed again; `papers remove --undo ID` \
+             forgets a removal)",
+            count(report.removed, "record"),
+            report.records,
+            kept(shared)
         ));
         super::feed::prepare(ctx);
         if ctx.json {

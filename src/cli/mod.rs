@@ -7,6 +7,7 @@ mod index;
 mod mark;
 mod model;
 mod open;
+mod progress;
 mod query;
 mod serve;
 mod shell;
@@ -32,7 +33,8 @@ pub struct Cli {
     #[arg(long, global = true, env = "PAPERS_INDEX", value_name = "DIR")]
     index: Option<PathBuf>,
 
-    /// Print JSON (JSON Lines for result lists), also the default when stdout is not a terminal
+    /// Print JSON (JSON Lines for result lists), also the default when stdout is not a
+    /// terminal (but for `show`, whose page reads as text through a pager)
     #[arg(long, global = true, conflicts_with = "table")]
     json: bool,
 
@@ -284,6 +286,8 @@ pub(crate) static VERBOSE: std::sync::atomic::AtomicBool =
 pub struct Context {
     index_dir: PathBuf,
     json: bool,
+    /// `--json` given: JSON even for a page a reader would page through.
+    json_asked: bool,
     quiet: bool,
     color: bool,
     stderr_is_terminal: bool,
@@ -292,6 +296,20 @@ pub struct Context {
 impl Context {
     fn printer(&self) -> Printer<std::io::StdoutLock<'static>> {
         let format = if self.json {
+            Format::Json
+        } else {
+            Format::Human {
+                color: self.color,
+                width: terminal_width(),
+            }
+        };
+        Printer::new(std::io::stdout().lock(), format)
+    }
+
+    /// The printer for one paper's page: the text page unless `--json`
+    /// was given, also when piped (`papers show ID | less`).
+    fn page_printer(&self) -> Printer<std::io::StdoutLock<'static>> {
+        let format = if self.json_asked {
             Format::Json
         } else {
             Format::Human {
@@ -315,6 +333,15 @@ impl Context {
         if !self.quiet {
             eprintln!("papers: warning: {message}");
         }
+    }
+}
+
+/// `n` and the noun, plural unless `n` is 1 ("1 file", "2 files").
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -344,6 +371,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let ctx = Context {
         index_dir,
         json: cli.json || (!stdout_is_terminal && !cli.table),
+        json_asked: cli.json,
         quiet: cli.quiet,
         color: stdout_is_terminal && !no_color,
         stderr_is_terminal: std::io::stderr().is_terminal(),

@@ -128,8 +128,14 @@ pub struct ShowArgs {
 pub struct RemoveArgs {
     /// Ids, unique id prefixes or arXiv ids of the papers to drop; they stay
     /// out when their input is indexed again
-    #[arg(value_name = "ID", required_unless_present = "list")]
+    #[arg(value_name = "ID", required_unless_present_any = ["list", "source"])]
     pub ids: Vec<String>,
+
+    /// Drop what this input brought instead: every record seen only in it
+    /// (a file name or path, as `papers info` lists the inputs; records
+    /// another input also holds are kept). Repeatable
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["ids", "undo", "list"])]
+    pub source: Vec<String>,
 
     /// Print what would be removed and change nothing
     #[arg(short = 'n', long, conflicts_with_all = ["undo", "list"])]
@@ -173,7 +179,9 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
         let undated = searcher.index().undated()?;
         if undated > 0 {
             ctx.note(&format!(
-                "--since/--until read the publication date: {undated} papers without one (text dumps) are left out; --in DATE and --listed-since filter by the day a paper was listed"
+                "--since/--until read the publication date, so {} without one (Daily Papers text, or records whose input gave none) {} left out; --in DATE and --listed-since filter by the day a paper was listed",
+                super::count(undated, "paper"),
+                if undated == 1 { "is" } else { "are" }
             ));
         }
     }
@@ -208,7 +216,7 @@ pub fn dupes(ctx: &Context, args: DupesArgs) -> Result<()> {
 
 pub fn show(ctx: &Context, args: ShowArgs) -> Result<()> {
     let paper = open(ctx)?.show(&args.id)?;
-    ctx.printer().paper(&paper, args.raw)?;
+    ctx.page_printer().paper(&paper, args.raw)?;
     Ok(())
 }
 

@@ -57,8 +57,8 @@ pub struct Because {
 pub struct FeedHit {
     /// The paper, its row and its score.
     pub found: Found,
-    /// Why.
-    pub because: Because,
+    /// Why; `None` in an unranked feed (no tag yet).
+    pub because: Option<Because>,
     /// When the `papers index` run that added it committed (Unix
     /// seconds), where one is recorded: a date for papers that have none.
     pub added: Option<u64>,
@@ -84,35 +84,53 @@ pub struct Feed {
     pub tags: Vec<String>,
     /// Tags left out, with why (only when no tag was named).
     pub skipped: Vec<String>,
+    /// No tag to rank by yet: the papers are listed newest first, each
+    /// with a score of 0 and no `because` (see `feed::unranked`).
+    pub unranked: bool,
+}
+
+impl Feed {
+    /// What the feed holds, in a line: "20 ranked of the 300 papers not
+    /// yet marked (the inbox), by tags a, b", what an empty inbox or an
+    /// unranked feed says instead.
+    pub fn summary(&self) -> String {
+        if self.unranked {
+            format!(
+                "{} of {}, newest first: {}",
+                self.hits.len(),
+                self.described,
+                super::UNRANKED_HINT
+            )
+        } else if self.hits.is_empty() {
+            self.described.clone()
+        } else {
+            format!(
+                "{} ranked of {}, by tag{} {}",
+                self.hits.len(),
+                self.described,
+                if self.tags.len() == 1 { "" } else { "s" },
+                self.tags.join(", ")
+            )
+        }
+    }
 }
 
 /// Ranks the new papers of `index` for `request`.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
-    let Gathered {
+    let Some(Gathered {
         wanted,
         ids,
         tagged,
         skipped,
-    } = gather(index, &request.tags)?;
+    }) = gather(index, &request.tags)?
+    else {
+        return super::unranked::feed(index, request);
+    };
     let selection = select(index, &request.scope)?;
     let analysis = Analysis::CURRENT;
     let must: Vec<HashSet<String>> = terms_of(&request.must, analysis);
     let exclude: Vec<HashSet<String>> = terms_of(&request.exclude, analysis);
-    let mut candidates = Vec::new();
-    for &row in &selection.rows {
-        if tagged.contains(&row) {
-            continue;
-        }
-        if !must.is_empty() || !exclude.is_empty() {
-            let paper = index.paper(row)?;
-            let words: HashSet<String> = analysis.terms(&paper.embed_text()).into_iter().collect();
-            let has = |t: &HashSet<String>| t.is_subset(&words);
-            if !must.iter().all(has) || exclude.iter().any(has) {
-                continue;
-            }
-        }
-        candidates.push(row);
-    }
+    let candidates = kept(index, &selection.rows, &tagged, request)?;
     if candidates.is_empty() && request.scope == Scope::Inbox {
         // An empty inbox is a state, not a failure: the reader is done.
         return Ok(Feed {
@@ -130,6 +148,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
             ranked: 0,
             tags: wanted.iter().map(|(name, ..)| name.clone()).collect(),
             skipped,
+            unranked: false,
         });
     }
     if candidates.is_empty() {
@@ -214,11 +233,11 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                     paper,
                 )
             },
-            because: Because {
+            because: Some(Because {
                 tag: profile.name.clone(),
                 liked,
                 similarity,
-            },
+            }),
             added: runs
                 .iter()
                 .find(|run| run.range().contains(&candidates[i]))
@@ -231,7 +250,37 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         ranked: candidates.len(),
         tags: profiles.into_iter().map(|p| p.name).collect(),
         skipped,
+        unranked: false,
     })
+}
+
+/// The rows of `rows` that are not `tagged` and pass the request's
+/// `must` and `exclude`.
+pub(super) fn kept(
+    index: &Index,
+    rows: &[usize],
+    tagged: &HashSet<usize>,
+    request: &FeedRequest,
+) -> Result<Vec<usize>> {
+    let analysis = Analysis::CURRENT;
+    let must = terms_of(&request.must, analysis);
+    let exclude = terms_of(&request.exclude, analysis);
+    let mut candidates = Vec::new();
+    for &row in rows {
+        if tagged.contains(&row) {
+            continue;
+        }
+        if !must.is_empty() || !exclude.is_empty() {
+            let paper = index.paper(row)?;
+            let words: HashSet<String> = analysis.terms(&paper.embed_text()).into_iter().collect();
+            let has = |t: &HashSet<String>| t.is_subset(&words);
+            if !must.iter().all(has) || exclude.iter().any(has) {
+                continue;
+            }
+        }
+        candidates.push(row);
+    }
+    Ok(candidates)
 }
 
 /// Each keyword argument as the set of its analysed terms (a phrase must

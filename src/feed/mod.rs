@@ -6,7 +6,8 @@
 //! classifier, [`words`] the papers' words, [`batch`] many papers' words
 //! by number, [`authors`] the people the reader follows); `profile` trains
 //! each tag or reads back what [`cache`] kept ([`prepare`] trains ahead,
-//! after a write); [`daily`] ranks the new papers by every tag.
+//! after a write); [`daily`] ranks the new papers by every tag, and
+//! `unranked` lists them newest first before there is any tag.
 
 pub mod authors;
 pub mod batch;
@@ -19,6 +20,7 @@ pub mod ranker;
 pub mod select;
 pub mod svm;
 pub mod tags;
+mod unranked;
 pub mod words;
 
 pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
@@ -27,3 +29,4 @@ pub use profile::{prepare, WORDS_EVERY};
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;
 pub use tags::{summaries, tag, untag, TagChange, TagSummary};
+pub use unranked::HINT as UNRANKED_HINT;

@@ -46,8 +46,8 @@ pub(super) struct Profile {
 /// index with no tag with a liked paper trains none.
 pub fn prepare(index: &Index) -> Result<usize> {
     let gathered = match gather(index, &[]) {
-        Ok(gathered) => gathered,
-        Err(Error::Feed(_)) => return Ok(0),
+        Ok(Some(gathered)) => gathered,
+        Ok(None) | Err(Error::Feed(_)) => return Ok(0),
         Err(e) => return Err(e),
     };
     let bm25 = &words::Memo::new(index.lexical()?);

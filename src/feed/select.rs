@@ -70,7 +70,7 @@ pub fn select(index: &Index, scope: &Scope) -> Result<Selection> {
                 if paper
                     .sources
                     .iter()
-                    .any(|s| files.iter().any(|f| same_input(f, &s.file, &s.path)))
+                    .any(|s| files.iter().any(|f| s.named_by(f)))
                 {
                     rows.insert(row);
                 }
@@ -90,18 +90,6 @@ pub fn select(index: &Index, scope: &Scope) -> Result<Selection> {
         rows: rows.into_iter().collect(),
         described,
     })
-}
-
-/// Whether `given` names the input a source was read from: its file
-/// name, its path as recorded, or the same file on disk.
-fn same_input(given: &str, file: &str, path: &str) -> bool {
-    if given == file || given == path {
-        return true;
-    }
-    match (std::fs::canonicalize(given), std::fs::canonicalize(path)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 pub use crate::date::{day_of, unix_of};

@@ -178,20 +178,17 @@ pub(super) struct Gathered {
     pub skipped: Vec<String>,
 }
 
-/// The tags `names` (every tag when empty) as rows. A named tag with no
-/// liked paper in the index is an error; among all tags, one is skipped.
-pub(super) fn gather(index: &Index, names: &[String]) -> Result<Gathered> {
+/// The tags `names` (every tag when empty) as rows; `None` when no name
+/// was given and the index has no tag at all. A named tag with no liked
+/// paper in the index is an error; among all tags, one is skipped.
+pub(super) fn gather(index: &Index, names: &[String]) -> Result<Option<Gathered>> {
     let named = !names.is_empty();
     let names: Vec<String> = if named {
         names.to_vec()
     } else {
         let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
         if all.is_empty() {
-            return Err(Error::Feed(
-                "no tags yet: tag papers you like with `papers tag NAME ID...`, then ask for \
-                 the feed again"
-                    .into(),
-            ));
+            return Ok(None);
         }
         all
     };
@@ -233,5 +230,5 @@ pub(super) fn gather(index: &Index, names: &[String]) -> Result<Gathered> {
     if gathered.wanted.is_empty() {
         return Err(Error::Feed(gathered.skipped.join("; ")));
     }
-    Ok(gathered)
+    Ok(Some(gathered))
 }

@@ -8,6 +8,10 @@
 /// The line a dump starts with.
 pub const HEADER: &str = "Daily Papers";
 
+/// The inputs papers reads, as the errors about any other file name them.
+pub const ACCEPTED: &str = "Daily Papers text dumps, Hugging Face daily papers JSON, JSON \
+                            Lines and Parquet, gzip-compressed or not";
+
 use super::Paragraph;
 
 /// Why a text is not a dump.
@@ -20,7 +24,10 @@ pub enum ParseError {
     #[error("not a daily papers JSON list: {0}")]
     Json(String),
     /// The first non-blank line is not the header.
-    #[error("line {line}: not a Daily Papers dump (expected a `{HEADER}` header line)")]
+    #[error(
+        "line {line}: not an input papers reads (it reads {ACCEPTED}; a text dump starts \
+         with a `{HEADER}` line)"
+    )]
     MissingHeader {
         /// The line where the header should have been.
         line: usize,

@@ -111,8 +111,18 @@ fn structured(
 /// is reported as a bad line. A file that yields no record is not an
 /// input.
 fn parse_bytes(bytes: &[u8], name: &str, fields: &Fields) -> std::result::Result<Read, String> {
+    if bytes.starts_with(b"%PDF-") || name.ends_with(".pdf") {
+        return Err(format!(
+            "a PDF: papers reads abstracts, not PDFs (it reads {}); index a dump or an arXiv \
+             metadata file that holds the paper's abstract",
+            super::daily::ACCEPTED
+        ));
+    }
     if bytes.contains(&0) {
-        return Err("binary file, not a Daily Papers dump".into());
+        return Err(format!(
+            "a binary file, not an input papers reads (it reads {})",
+            super::daily::ACCEPTED
+        ));
     }
     let (text, lossy) = match std::str::from_utf8(bytes) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), false),

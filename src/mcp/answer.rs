@@ -249,7 +249,6 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let b = &h.because;
             let mut hit = hit(
                 i + 1,
                 h.found.hit.score,
@@ -257,12 +256,14 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
                 h.found.evidence.as_deref(),
                 detail,
             );
-            hit.tag = Some(b.tag.clone());
-            hit.because = (detail != Detail::Titles).then(|| Because {
-                id: b.liked.id.hex(),
-                title: title(&b.liked),
-                similarity: round(b.similarity),
-            });
+            if let Some(b) = &h.because {
+                hit.tag = Some(b.tag.clone());
+                hit.because = (detail != Detail::Titles).then(|| Because {
+                    id: b.liked.id.hex(),
+                    title: title(&b.liked),
+                    similarity: round(b.similarity),
+                });
+            }
             hit
         })
         .collect();
@@ -270,7 +271,11 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
         detail,
         feed.hits.len(),
         hits,
-        Some(format!("{} ({} ranked)", feed.described, feed.ranked)),
+        Some(if feed.unranked {
+            feed.summary()
+        } else {
+            format!("{} ({} ranked)", feed.described, feed.ranked)
+        }),
     )
 }
 

@@ -106,6 +106,8 @@ pub struct NoArgs {}
 pub struct FeedArgs {
     /// Tags whose profiles rank the papers (default: every tag).
     pub tags: Option<Vec<String>>,
+    /// One tag (as the CLI and HTTP name it); with `tags`, both count.
+    pub tag: Option<String>,
     /// How many papers (1 to 50; default 10).
     #[schemars(range(min = 1, max = 50))]
     pub k: Option<u32>,

@@ -226,8 +226,11 @@ fn run(
             Ok(structured(&objects::info(&searcher.info()?), Vec::new()))
         }
         "feed" => {
-            p.only(&["tags", "k", "since", "from", "must", "exclude", "detail"])?;
-            let feed = searcher.feed(&p.feed("tags", 10, MAX_K)?)?;
+            // `tag` as the CLI and HTTP say it, `tags` as the schema does.
+            p.only(&[
+                "tags", "tag", "k", "since", "from", "must", "exclude", "detail",
+            ])?;
+            let feed = searcher.feed(&p.feed(&["tags", "tag"], 10, MAX_K)?)?;
             let hits = answer::feed(&feed, detail(p)?);
             Ok(structured(&hits, links(&hits)))
         }

@@ -72,22 +72,31 @@ fn authors(paper: &Paper) -> String {
     }
 }
 
+/// Why a paper is in the feed: its tag and the liked paper it is closest
+/// to, named by its arXiv id where it has one (as the table names it).
 fn why(hit: &FeedHit) -> String {
-    format!(
-        "tag {}; like {} \"{}\" (cosine {:.2})",
-        hit.because.tag,
-        hit.because.liked.id.short(),
-        hit.because.liked.headline(),
-        hit.because.similarity
-    )
+    match &hit.because {
+        Some(b) => format!(
+            "tag {}; like {} \"{}\" (cosine {:.2})",
+            b.tag,
+            super::table::display_id(&b.liked),
+            b.liked.headline(),
+            b.similarity
+        ),
+        None => crate::feed::UNRANKED_HINT.into(),
+    }
+}
+
+/// The tag that ranked a hit, empty in an unranked feed.
+fn tag_of(hit: &FeedHit) -> &str {
+    hit.because.as_ref().map_or("", |b| b.tag.as_str())
 }
 
 fn markdown(feed: &Feed) -> String {
     let mut out = format!(
-        "# {}\n\n{} ranked of {}.\n",
+        "# {}\n\n{}.\n",
         escape::markdown(&title(feed)),
-        feed.hits.len(),
-        feed.described
+        escape::markdown(&feed.summary())
     );
     for (i, hit) in feed.hits.iter().enumerate() {
         let paper = &hit.found.paper;
@@ -97,7 +106,10 @@ fn markdown(feed: &Feed) -> String {
             None => heading,
         };
         out.push_str(&format!("\n## {}. {heading}\n\n", i + 1));
-        let mut line = vec![format!("score {:.3}", hit.found.hit.score)];
+        let mut line = Vec::new();
+        if hit.because.is_some() {
+            line.push(format!("score {:.3}", hit.found.hit.score));
+        }
         line.push(format!("id `{}`", paper.id.short()));
         if let Some(id) = paper.arxiv_id() {
             line.push(format!("arXiv:{id}"));
@@ -110,11 +122,14 @@ fn markdown(feed: &Feed) -> String {
             line.push(crate::paper::format_date(date));
         }
         out.push_str(&line.join(" · "));
-        out.push_str(&format!(
-            "\n\n> {}\n\nWhy: {}\n",
-            escape::markdown(hit.evidence()),
-            escape::markdown(&why(hit))
-        ));
+        out.push('\n');
+        if hit.because.is_some() {
+            out.push_str(&format!(
+                "\n> {}\n\nWhy: {}\n",
+                escape::markdown(hit.evidence()),
+                escape::markdown(&why(hit))
+            ));
+        }
     }
     out
 }
@@ -138,12 +153,15 @@ fn dated(hit: &FeedHit) -> u64 {
 }
 
 fn description(hit: &FeedHit) -> String {
-    format!(
-        "{} — Why: {}. {}",
-        hit.evidence(),
-        why(hit),
-        hit.found.paper.text
-    )
+    match hit.because {
+        Some(_) => format!(
+            "{} — Why: {}. {}",
+            hit.evidence(),
+            why(hit),
+            hit.found.paper.text
+        ),
+        None => hit.found.paper.text.clone(),
+    }
 }
 
 fn rss(feed: &Feed, link: &str) -> String {
@@ -153,7 +171,7 @@ fn rss(feed: &Feed, link: &str) -> String {
         "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
         escape::xml(&title(feed)),
         escape::xml(link),
-        escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        escape::xml(&feed.summary()),
         rfc822(now() as u64),
     ));
     if link.starts_with("http") {
@@ -175,7 +193,7 @@ fn rss(feed: &Feed, link: &str) -> String {
         out.push_str(&format!(
             "<guid isPermaLink=\"false\">papers:{}</guid>\n<category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n",
             paper.id.hex(),
-            escape::xml(&hit.because.tag),
+            escape::xml(tag_of(hit)),
             rfc822(dated(hit)),
             // An RSS description is HTML: the text is escaped once for
             // HTML, then for XML, so a reader shows markup in an abstract
@@ -195,7 +213,7 @@ fn atom(feed: &Feed, link: &str) -> String {
         "<id>urn:papers:feed:{}</id>\n<title>{}</title>\n<subtitle>{}</subtitle>\n<updated>{}</updated>\n<generator>papers</generator>\n",
         escape::xml(&feed.tags.join(",")),
         escape::xml(&title(feed)),
-        escape::xml(&format!("{} ranked of {}", feed.hits.len(), feed.described)),
+        escape::xml(&feed.summary()),
         rfc3339(now() as u64),
     ));
     if !link.is_empty() {
@@ -220,7 +238,7 @@ fn atom(feed: &Feed, link: &str) -> String {
         out.push_str(&format!(
             "<author><name>{}</name></author>\n<category term=\"{}\"/>\n<summary>{}</summary>\n",
             escape::xml(if by.is_empty() { "unknown" } else { &by }),
-            escape::xml(&hit.because.tag),
+            escape::xml(tag_of(hit)),
             escape::xml(&description(hit)),
         ));
         out.push_str("</entry>\n");

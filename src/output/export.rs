@@ -1,9 +1,10 @@
 //! Papers as a reference list: BibTeX for LaTeX, CSV for a spreadsheet,
 //! Markdown for notes (`papers export`). Records with an arXiv id become
 //! `@misc` entries with `eprint`/`archivePrefix` (biblatex's and
-//! natbib's arXiv form); records from text dumps, which have no title or
-//! authors, become `@misc` entries titled by their headline, with a note
-//! saying where they were seen.
+//! natbib's arXiv form). A record with neither a title nor an arXiv id
+//! (a Daily Papers text dump's) cannot be cited: BibTeX gets a `%` comment
+//! in its place, saying so and where it was seen, and no entry whose
+//! title would be a sentence of the abstract ([`citable`]).
 
 use std::collections::HashSet;
 
@@ -77,10 +78,36 @@ fn key(paper: &Paper) -> String {
     format!("{last}{year}{word}")
 }
 
+/// Whether a paper can be cited: it has a title or an arXiv id.
+pub fn citable(paper: &Paper) -> bool {
+    paper.meta.as_ref().is_some_and(|m| !m.title.is_empty()) || paper.arxiv_id().is_some()
+}
+
+/// The comment that stands for a paper [`citable`] refuses.
+fn not_citable(paper: &Paper) -> String {
+    let seen = paper
+        .sources
+        .first()
+        .map(|s| format!(" (seen in {} #{})", s.file, s.paragraph))
+        .unwrap_or_default();
+    let line = |text: &str| text.replace(['\n', '\r'], " ");
+    format!(
+        "% papers {}{}: not citable, left out: the record has no title, authors or arXiv id.\n\
+         % Find the paper by its abstract, which opens: {}\n\n",
+        paper.id.short(),
+        line(&seen),
+        line(&crate::paper::headline(&paper.text, 160)),
+    )
+}
+
 fn bibtex(papers: &[Paper]) -> String {
     let mut used = HashSet::new();
     let mut out = String::new();
     for paper in papers {
+        if !citable(paper) {
+            out.push_str(&not_citable(paper));
+            continue;
+        }
         let base = key(paper);
         let mut key = base.clone();
         for suffix in 'a'..='z' {

@@ -9,10 +9,12 @@
 //! | field     | type   | meaning                                                  |
 //! |-----------|--------|----------------------------------------------------------|
 //! | `tag`     | string | the tag whose profile ranked it highest                  |
-//! | `because` | object | `{id, headline, similarity}`: the liked paper of that tag it is closest to, and their cosine |
+//! | `because` | object | `{id, arxiv_id, headline, similarity}`: the liked paper of that tag it is closest to (`arxiv_id` where it has one), and their cosine |
 //!
 //! `score` is in (0, 1): the paper's standing among the new papers for its
-//! tag, 0.5 for the batch's average (see [`crate::feed::daily`]).
+//! tag, 0.5 for the batch's average (see [`crate::feed::daily`]). Before
+//! there is any tag the feed is unranked: the new papers newest first,
+//! each with `score` 0 and without `tag` and `because`.
 //!
 //! `tags --json` writes one line per tag: `{tag, liked, not_interested,
 //! missing}` (`missing`: tagged papers no longer in the index).
@@ -35,10 +37,16 @@ pub fn feed_objects(feed: &Feed) -> Vec<String> {
         .into_iter()
         .zip(&feed.hits)
         .map(|(object, hit)| {
-            let b = &hit.because;
+            let Some(b) = &hit.because else {
+                return object;
+            };
+            let arxiv = match b.liked.arxiv_id() {
+                Some(id) => format!(",\"arxiv_id\":{}", json(&id)),
+                None => String::new(),
+            };
             // Both are JSON objects: splice the extra fields in at the end.
             format!(
-                "{},\"tag\":{},\"because\":{{\"id\":{},\"headline\":{},\"similarity\":{}}}}}",
+                "{},\"tag\":{},\"because\":{{\"id\":{}{arxiv},\"headline\":{},\"similarity\":{}}}}}",
                 object.trim_end_matches('}'),
                 json(&b.tag),
                 json(&b.liked.id.hex()),
@@ -75,13 +83,7 @@ pub(super) fn table<W: Write>(
     color: bool,
     width: usize,
 ) -> io::Result<()> {
-    let summary = format!(
-        "{} ranked of {}, by tag{} {}",
-        feed.hits.len(),
-        feed.described,
-        if feed.tags.len() == 1 { "" } else { "s" },
-        feed.tags.join(", ")
-    );
+    let summary = feed.summary();
     for line in wrap(&summary, width.max(20), 3) {
         writeln!(out, "{}", paint(&line, DIM, color))?;
     }
@@ -110,18 +112,21 @@ pub(super) fn table<W: Write>(
     for (i, (hit, id)) in feed.hits.iter().zip(&ids).enumerate() {
         let paper = &hit.found.paper;
         let title = wrap(paper.title_or_key_sentence(), title_w, lines);
+        let score = match hit.because {
+            Some(_) => format!("{:>5.3}", hit.found.hit.score),
+            None => format!("{:>5}", "-"),
+        };
         writeln!(
             out,
             "{:>rank_w$}  {}  {}  {}",
             i + 1,
-            paint(&format!("{:>5.3}", hit.found.hit.score), GREEN, color),
+            paint(&score, GREEN, color),
             paint(&format!("{id:<id_w$}"), YELLOW, color),
             paint(title.first().map_or("", String::as_str), BOLD, color),
         )?;
         for more in title.iter().skip(1) {
             writeln!(out, "{indent}{}", paint(more, BOLD, color))?;
         }
-        let b = &hit.because;
         let evidence = hit.evidence();
         if !evidence.is_empty() && evidence != paper.title_or_key_sentence() {
             let evidence = wrap(evidence, title_w.saturating_sub(2), 2);
@@ -129,16 +134,21 @@ pub(super) fn table<W: Write>(
                 writeln!(out, "{indent}{} {line}", if j == 0 { "›" } else { " " })?;
             }
         }
-        let reason = format!(
-            "[{}] like {} ({:.2}) {}",
-            b.tag,
-            display_id(&b.liked),
-            b.similarity,
-            b.liked.title_or_key_sentence(),
-        );
-        for line in wrap(&reason, title_w, 1) {
-            writeln!(out, "{indent}{}", paint(&line, DIM, color))?;
+        if let Some(b) = &hit.because {
+            let reason = format!(
+                "[{}] like {} ({:.2}) {}",
+                b.tag,
+                display_id(&b.liked),
+                b.similarity,
+                b.liked.title_or_key_sentence(),
+            );
+            for line in wrap(&reason, title_w, 1) {
+                writeln!(out, "{indent}{}", paint(&line, DIM, color))?;
+            }
         }
+    }
+    if feed.unranked {
+        return Ok(());
     }
     for line in wrap(LEGEND, width.max(20), 4) {
         writeln!(out, "{}", paint(&line, DIM, color))?;

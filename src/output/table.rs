@@ -13,7 +13,8 @@
 //! under 70 columns), cut on a word with an ellipsis past that; the date
 //! column goes under 70 columns; a SEEN IN column (input file and
 //! paragraph) comes from 140 columns. A list with no dated paper (text
-//! dumps) has no date column. Titles get at least 20 columns, so a
+//! dumps) has no date column. A list sorted by date always shows the
+//! date, one sorted by upvotes an UPVOTES column. Titles get at least 20 columns, so a
 //! very narrow terminal wraps rather than losing the title.
 
 use std::io::{self, Write};
@@ -22,10 +23,12 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::style::{paint, BOLD, DIM, GREEN, YELLOW};
 use crate::paper::Paper;
-use crate::search::{Mode, Results};
+use crate::search::{Mode, Results, Sort};
 
 /// Narrower than this, the date column is left out.
 const DATE_FROM: usize = 70;
+/// The UPVOTES column's width, shown when a list is sorted by it.
+const UPVOTES_W: usize = 7;
 /// From this width on, the SEEN IN column is shown.
 const SEEN_FROM: usize = 140;
 
@@ -167,11 +170,13 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
     let rank_w = results.found.len().to_string().len().max(1);
     let ids: Vec<String> = results.found.iter().map(|f| display_id(&f.paper)).collect();
     let id_w = ids.iter().map(|i| columns(i)).max().unwrap_or(2).max(2);
-    let dated = width >= DATE_FROM
+    // The column a list is sorted by is always shown.
+    let dated = (width >= DATE_FROM || notes.sort == Sort::Date)
         && results
             .found
             .iter()
             .any(|f| !display_date(&f.paper).is_empty());
+    let upvotes = notes.sort == Sort::Upvotes;
     let seen = width >= SEEN_FROM;
     let seen_w = if seen {
         results
@@ -192,11 +197,15 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
         + id_w
         + 2
         + if dated { 12 } else { 0 }
+        + if upvotes { UPVOTES_W + 2 } else { 0 }
         + if seen { seen_w + 2 } else { 0 };
     let title_w = width.saturating_sub(fixed).max(20);
     let lines = if width < DATE_FROM { 3 } else { 2 };
 
     let mut header = format!("{:>rank_w$}  SCORE  {:<id_w$}  ", "#", "ID");
+    if upvotes {
+        header.push_str(&format!("{:>UPVOTES_W$}  ", "UPVOTES"));
+    }
     if dated {
         header.push_str(&format!("{:<10}  ", "DATE"));
     }
@@ -217,6 +226,14 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
             paint(&format!("{:>5.3}", hit.score), GREEN, color),
             paint(&format!("{id:<id_w$}"), YELLOW, color),
         );
+        if upvotes {
+            let count = paper
+                .meta
+                .as_ref()
+                .and_then(|m| m.upvotes)
+                .map_or_else(|| "-".to_string(), |u| u.to_string());
+            row.push_str(&format!("{count:>UPVOTES_W$}  "));
+        }
         if dated {
             row.push_str(&format!("{:<10}  ", display_date(paper)));
         }
@@ -254,7 +271,15 @@ pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize)
             }
         }
     }
-    for line in wrap(&legend(notes.mode), width.max(20), 3) {
+    let mut legend = legend(notes.mode);
+    match notes.sort {
+        Sort::Score => {}
+        Sort::Date => legend.push_str("; sorted by DATE, newest first"),
+        Sort::Upvotes => {
+            legend.push_str("; sorted by UPVOTES (Hugging Face), most first; - : none given")
+        }
+    }
+    for line in wrap(&legend, width.max(20), 3) {
         writeln!(out, "{}", paint(&line, DIM, color))?;
     }
     Ok(())

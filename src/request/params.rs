@@ -182,12 +182,12 @@ impl Params {
         self.options_within(10, super::MAX_K)
     }
 
-    /// A feed's request: the tags under `tags` (every tag when none), `k`
+    /// A feed's request: the tags under the names `tags` (every tag when none), `k`
     /// (from 1 to `max_k`, default `default_k`), `since` (a day) or `from`
     /// (input files) for which papers are new, `must` and `exclude`.
     pub fn feed(
         &self,
-        tags: &str,
+        tags: &[&str],
         default_k: usize,
         max_k: usize,
     ) -> Result<FeedRequest, BadParam> {
@@ -200,7 +200,11 @@ impl Params {
             _ => Scope::Inbox,
         };
         Ok(FeedRequest {
-            tags: self.many(tags)?,
+            tags: tags
+                .iter()
+                .map(|name| self.many(name))
+                .collect::<Result<Vec<_>, _>>()?
+                .concat(),
             scope,
             limit: self.number("k", default_k, 1..=max_k)?,
             must: self.many("must")?,

@@ -199,6 +199,7 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         analysis,
         explain: query.explain,
         min_score: options.min_score,
+        sort: Default::default(),
     };
     Ok(Results {
         found: ranked

@@ -25,6 +25,9 @@ pub struct Annotations {
     /// The `--min-score` a text query's hits had to reach, when one was
     /// given, so an empty list says whether it or the no-match rule emptied it.
     pub min_score: Option<f32>,
+    /// The order the hits are in, so the table shows the column they are
+    /// sorted by.
+    pub sort: Sort,
 }
 
 /// A ranked list: the hits best first, and what to print with them.
@@ -63,6 +66,7 @@ impl Results {
                 Sort::Upvotes => meta.and_then(|m| m.upvotes).map_or(i64::MIN, |u| u as i64),
             }
         };
+        self.notes.sort = sort;
         if sort == Sort::Score {
             return;
         }

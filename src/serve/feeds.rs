@@ -27,7 +27,7 @@ use crate::request::{BadParam, Params, MAX_K};
 const KNOWN: [&str; 6] = ["tag", "k", "since", "from", "must", "exclude"];
 
 fn request(p: &Params) -> Result<FeedRequest, BadParam> {
-    p.feed("tag", 20, MAX_K)
+    p.feed(&["tag"], 20, MAX_K)
 }
 
 /// `GET /api/feed`.
@@ -133,6 +133,7 @@ pub async fn document(
                 ranked: 0,
                 tags: request.tags.clone(),
                 skipped: Vec::new(),
+                unranked: false,
             },
             Err(e) => return Err(e.into()),
         };

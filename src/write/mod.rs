@@ -24,7 +24,9 @@ pub mod watch;
 
 pub use import::import;
 pub use index::{embed_pending, index, upgrade};
-pub use remove::{drop_superseded, remove, resolve_all, unremove};
+pub use remove::{
+    drop_superseded, from_sources, remove, remove_sources, resolve_all, unremove, FromSources,
+};
 pub use request::{
     lock_index, open_for_writing, IndexRequest, Observer, Pipeline, Quiet, VERIFY_COSINE,
     VERIFY_SAMPLE,

@@ -31,6 +31,91 @@ pub fn remove(
     Ok((report, papers))
 }
 
+/// What one or more inputs brought to an index: the rows of the records
+/// seen only in them, and how many of theirs were also seen elsewhere.
+#[derive(Clone, Debug, Default)]
+pub struct FromSources {
+    /// Rows of records every source of which is one of the inputs.
+    pub rows: Vec<usize>,
+    /// Records seen in the inputs and in another one too: kept, since
+    /// another input brought them as well.
+    pub shared: usize,
+}
+
+/// The records the inputs `sources` brought (each a file name or a path,
+/// as `papers info` lists them): an input that brought no record is an
+/// error naming it.
+pub fn from_sources(index: &Index, sources: &[String]) -> Result<FromSources> {
+    let mut found = FromSources::default();
+    let mut named = vec![false; sources.len()];
+    // An index has few inputs and many records: each input path is
+    // matched once.
+    let mut matches: std::collections::HashMap<(String, String), Vec<bool>> =
+        std::collections::HashMap::new();
+    index.for_each_paper(|row, paper| {
+        let mut here = false;
+        let mut elsewhere = false;
+        for source in &paper.sources {
+            let which = matches
+                .entry((source.file.clone(), source.path.clone()))
+                .or_insert_with(|| sources.iter().map(|given| source.named_by(given)).collect());
+            let mut this = false;
+            for (hit, seen) in which.iter().zip(named.iter_mut()) {
+                if *hit {
+                    *seen = true;
+                    this = true;
+                }
+            }
+            here |= this;
+            elsewhere |= !this;
+        }
+        match (here, elsewhere) {
+            (true, false) => found.rows.push(row),
+            (true, true) => found.shared += 1,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    if let Some((given, _)) = sources.iter().zip(&named).find(|(_, seen)| !**seen) {
+        return Err(Error::InvalidArgument {
+            name: "--source".into(),
+            reason: format!(
+                "no record of the index was read from `{given}` (`papers info` lists the inputs)"
+            ),
+        });
+    }
+    Ok(found)
+}
+
+/// Drops the records that the inputs `sources` brought and no other input
+/// did ([`from_sources`]), as [`remove`] drops records by id. Returns the
+/// report, the records removed and how many were kept for another input.
+pub fn remove_sources(
+    dir: &Path,
+    sources: &[String],
+    observer: &dyn Observer,
+) -> Result<(UpdateReport, Vec<crate::paper::Paper>, usize)> {
+    let _lock = lock_index(dir, observer)?;
+    let index = Index::open(dir)?;
+    let found = from_sources(&index, sources)?;
+    if found.rows.is_empty() {
+        return Err(Error::InvalidArgument {
+            name: "--source".into(),
+            reason: format!(
+                "nothing removed: each of the {} records read from it is also in another input",
+                found.shared
+            ),
+        });
+    }
+    let papers = found
+        .rows
+        .iter()
+        .map(|&row| index.paper(row))
+        .collect::<Result<Vec<_>>>()?;
+    let report = Update::remove(&index, &found.rows)?.commit(dir, &index.manifest().stamp())?;
+    Ok((report, papers, found.shared))
+}
+
 /// Drops the records that came only from `path` and that it no longer
 /// holds: after a file that was indexed changed and was indexed again
 /// (`papers watch`), the records of its older version (a download cut off

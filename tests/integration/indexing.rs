@@ -163,7 +163,9 @@ fn files_that_are_not_dumps_are_skipped_with_a_warning() {
         .filter(|l| l.contains("warning"))
         .collect();
     assert_eq!(warnings.len(), 4, "{}", run.stderr);
-    assert!(warnings[0].contains("b-notes.md") && warnings[0].contains("not a Daily Papers dump"));
+    assert!(
+        warnings[0].contains("b-notes.md") && warnings[0].contains("not an input papers reads")
+    );
     assert!(warnings[1].contains("c-binary.bin") && warnings[1].contains("binary"));
     assert!(warnings[2].contains("d-latin1.txt") && warnings[2].contains("UTF-8"));
     assert!(warnings[3].contains("e-empty.txt") && warnings[3].contains("empty"));

@@ -2,6 +2,7 @@
 //! `papers` binary and the real model against the seed dumps.
 
 mod doors;
+mod edges;
 mod encoder;
 mod errors;
 mod feed;

@@ -82,6 +82,8 @@ async def session(target, mode, write):
         t["show"] = await call("show", {"id": first[:8]})
         t["similar"] = await call("similar", {"ids": [first], "k": 2, "detail": "titles"})
         t["feed"] = await call("feed", {"k": 3})
+        # `tag`, as the CLI and HTTP name it, beside the schema's `tags`.
+        t["feed_tag"] = await call("feed", {"tag": "pos", "k": 3})
         t["tags"] = await call("tags", {})
         resource = await client.read_resource(f"papers://paper/{first}")
         t["resource"] = [json.loads(c.text) for c in resource.contents]
@@ -99,6 +101,7 @@ async def session(target, mode, write):
             "search_unknown_arg": await call("search", {"query": "x", "limit": 3}),
             "similar_none": await call("similar", {"ids": []}),
             "feed_unknown": await call("feed", {"tags": ["nope"]}),
+            "feed_tag_unknown": await call("feed", {"tag": "nope"}),
             "detail_bad": await call("search", {"query": "x", "detail": "everything"}),
         }
         if write:
