@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use papers::output::export::{render, Export};
+use papers::output::export::{citable, render, Export};
 use papers::search::Searcher;
 
 use super::Context;
@@ -99,6 +99,15 @@ pub fn export(ctx: &Context, args: ExportArgs) -> Result<()> {
         ExportFormat::Csv => Export::Csv,
         ExportFormat::Markdown => Export::Markdown,
     };
+    let uncited = papers.iter().filter(|p| !citable(p)).count();
+    if format == Export::Bibtex && uncited > 0 {
+        ctx.note(&format!(
+            "BibTeX: {} left out as a `%` comment, with no title or arXiv id to cite (Daily \
+             Papers text); index the paper's arXiv record (JSON Lines or Hugging Face JSON) to \
+             cite it",
+            super::count(uncited, "paper")
+        ));
+    }
     std::io::stdout()
         .lock()
         .write_all(render(&papers, format).as_bytes())?;

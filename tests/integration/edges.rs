@@ -305,7 +305,14 @@ fn text_dump_headlines_say_what_the_paper_is_and_bibtex_says_it_cannot_cite_them
     let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
     let mut args = vec!["export", "--format", "bibtex"];
     args.extend(&ids);
-    let bibtex = papers_in(&index, &args).ok().stdout;
+    let run = papers_in(&index, &args).ok();
+    assert!(
+        run.stderr
+            .contains("BibTeX: 2 papers left out as a `%` comment"),
+        "{}",
+        run.stderr
+    );
+    let bibtex = run.stdout;
     assert!(!bibtex.contains("@misc"), "{bibtex}");
     assert_eq!(bibtex.matches("not citable").count(), 2, "{bibtex}");
     assert!(bibtex.contains("day.txt"), "{bibtex}");
