@@ -249,7 +249,10 @@ pub enum Error {
     #[error("no tag `{tag}` {}", if known.is_empty() {
         "(there are no tags yet: `papers tag NAME ID...` starts one)".to_string()
     } else {
-        format!("(tags: {})", known.join(", "))
+        match known.len() {
+            0..=20 => format!("(tags: {})", known.join(", ")),
+            n => format!("(tags: {}, and {} more; `papers tags` lists them)", known[..20].join(", "), n - 20),
+        }
     })]
     UnknownTag {
         /// The name as given.

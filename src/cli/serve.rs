@@ -46,11 +46,13 @@ pub struct ServeArgs {
     /// to localhost and the address it listens on; any other name in a
     /// request's Host header is refused, so that a web page on a name that
     /// resolves here (DNS rebinding) cannot read the index
-    #[arg(long = "allow-host", value_name = "NAME")]
+    #[arg(long = "allow-host", value_name = "NAME", value_parser = host_name)]
     allow_host: Vec<String>,
 
-    /// Let MCP clients at /mcp change the reader's tags (the `tag` and
-    /// `untag` tools); without it the server never writes the index
+    /// Let the server change the reader's index: the page's seen / read /
+    /// save buttons on feed hits (POST /api/mark) and, for MCP clients at
+    /// /mcp, the `tag`, `untag` and `mark` tools; without it the server
+    /// never writes the index
     #[arg(long)]
     allow_write: bool,
 
@@ -58,12 +60,50 @@ pub struct ServeArgs {
     model: ModelArgs,
 }
 
+/// Checks an `--allow-host` name: a host name or an address, without a
+/// scheme, path or port (a Host header's port is not matched: the server
+/// answers on its own), so a value that could never match is refused
+/// rather than kept.
+fn host_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    let bad = |why: &str| {
+        Err(format!(
+            "'{text}' {why}: give a host name such as papers.lan"
+        ))
+    };
+    if name.contains("://") || name.contains('/') {
+        return bad("is a URL");
+    }
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return bad("is not a host name");
+    }
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(bare.to_string());
+    }
+    if name.contains(':') {
+        return bad("has a port (the server matches the name only)");
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        return bad("is not a host name");
+    }
+    Ok(name.to_ascii_lowercase())
+}
+
 /// Arguments of `papers mcp`.
 #[cfg(feature = "mcp")]
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Let the agent change the reader's tags (the `tag` and `untag`
-    /// tools); without it the server only reads the index
+    /// Let the agent change the reader's index: its tags and reading
+    /// marks (the `tag`, `untag` and `mark` tools); without it the server
+    /// only reads the index
     #[arg(long)]
     allow_write: bool,
 

@@ -38,7 +38,8 @@ pub fn validate_name(name: &str) -> Result<()> {
     let bad = |reason: &str| {
         Err(Error::InvalidArgument {
             name: "tag".into(),
-            reason: format!("{name:?}: {reason}"),
+            // Clipped: a name of 100 kB is not echoed whole.
+            reason: format!("{:?}: {reason}", crate::error::shown(name)),
         })
     };
     if name.is_empty() {

@@ -70,14 +70,14 @@ pub fn get(searcher: &Searcher, name: &str, arguments: &JsonObject) -> Result<Ge
             p.date("since")?;
             let call = match (p.one("tag")?, p.one("since")?) {
                 (Some(tag), Some(since)) => {
-                    format!("feed with tags [\"{tag}\"] and since = {since}")
+                    format!("`feed` tool with tags [\"{tag}\"] and since {since}")
                 }
-                (Some(tag), None) => format!("feed with tags [\"{tag}\"]"),
-                (None, Some(since)) => format!("feed with since = {since}"),
-                (None, None) => "feed".to_string(),
+                (Some(tag), None) => format!("`feed` tool with tags [\"{tag}\"]"),
+                (None, Some(since)) => format!("`feed` tool with since {since}"),
+                (None, None) => "`feed` tool".to_string(),
             };
             Ok(GetPromptResult::new(vec![user(format!(
-                "Write my reading digest. Call the `{call}` (detail evidence, k 20). Group \
+                "Write my reading digest. Call the {call} (detail evidence, k 20). Group \
                  the papers by theme; for each give its title, one sentence on what it does \
                  and why it was picked (its tag and the liked paper it is like), best first. \
                  End with the three I should read first and why. {CITE}"

@@ -176,7 +176,7 @@ pub fn call(
     let answer = Params::from_json(arguments)
         .map_err(Error::from)
         .and_then(|p| run(searcher, name, &p, allow_write));
-    answer.unwrap_or_else(|e| refusal(Front::Mcp.words(&e.to_string())))
+    answer.unwrap_or_else(|e| refusal(Front::Mcp.error(&e)))
 }
 
 /// A tool error saying `message`.

@@ -67,6 +67,19 @@ impl Front {
         }
     }
 
+    /// The library's error in this front end's words: an argument's name
+    /// (`ID`, as the library names the ids of `tag` and `untag` for the
+    /// CLI) as this front end spells that parameter (`ids`).
+    pub fn error(self, error: &crate::error::Error) -> String {
+        match error {
+            crate::error::Error::InvalidArgument { name, reason } => {
+                let parameter = if name == "ID" { "ids" } else { name.as_str() };
+                format!("{}: {}", self.name(parameter), self.words(reason))
+            }
+            other => self.words(&other.to_string()),
+        }
+    }
+
     /// A message written with the CLI's flags (as the library words its
     /// errors), in this front end's words: each flag (`--min-score`)
     /// becomes its parameter (`min_score`), `--limit` becomes `k`, and a

@@ -1,8 +1,9 @@
 //! What every request passes before a route sees it: a bounded target and
 //! head (414, 431), a `Host` this server answers to (421: a page on any
 //! other name, even one that resolves to 127.0.0.1, is DNS rebinding), and
-//! for the API an `Origin` that is the server's own (403: another site's
-//! page may send requests, but not have them answered). Every refusal is
+//! for the API, MCP and the RSS/Atom feed an `Origin` that is the server's
+//! own (403: another site's page may send requests, but not have them
+//! answered). Every refusal is
 //! a JSON error.
 
 use std::net::{IpAddr, SocketAddr};
@@ -37,16 +38,20 @@ impl Hosts {
         }
     }
 
-    /// Whether a `Host` header's value names this server.
+    /// Whether a `Host` header's value names this server; a malformed
+    /// value ([`name_of`]) names none.
     pub fn admits(&self, host: &str) -> bool {
-        let name = name_of(host).to_ascii_lowercase();
+        let Some(name) = name_of(host) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
         if name == "localhost" || name.ends_with(".localhost") {
             return true;
         }
         if self.allowed.contains(&name) {
             return true;
         }
-        let Ok(ip) = name.trim_matches(['[', ']']).parse::<IpAddr>() else {
+        let Ok(ip) = name.parse::<IpAddr>() else {
             return false;
         };
         // An address names the server when it is loopback, the one it
@@ -56,18 +61,31 @@ impl Hosts {
     }
 }
 
-/// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`).
-fn name_of(host: &str) -> &str {
+/// The host part of a `Host` value as RFC 9110 has it: `name`,
+/// `name:port` or `[v6]:port`, the name of letters, digits, dots and
+/// dashes, the port 1 to 5 digits up to 65535. Anything else (`localhost:`,
+/// `[::1]junk`, a port of 99999, a space) is malformed: `None`.
+fn name_of(host: &str) -> Option<&str> {
+    let port_ok = |port: &str| {
+        !port.is_empty()
+            && port.len() <= 5
+            && port.chars().all(|c| c.is_ascii_digit())
+            && port.parse::<u32>().is_ok_and(|p| p <= 65_535)
+    };
     if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or_default();
+        let (inside, after) = rest.split_once(']')?;
+        let ok = after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+        return (ok && inside.parse::<std::net::Ipv6Addr>().is_ok()).then_some(inside);
     }
-    host.rsplit_once(':').map_or(host, |(name, port)| {
-        if port.chars().all(|c| c.is_ascii_digit()) {
-            name
-        } else {
-            host
-        }
-    })
+    let (name, port) = match host.split_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    (name_ok && port.is_none_or(port_ok)).then_some(name)
 }
 
 /// A JSON error with `status`.
@@ -149,7 +167,10 @@ pub async fn check(State(hosts): State<Arc<Hosts>>, request: Request, next: Next
         );
     }
     let path = request.uri().path();
-    if path.starts_with("/api/") || path == "/mcp" {
+    // `/feed` ranks the inbox, as `/api/feed` does: as costly, so another
+    // site's page may not have it made either (a feed reader sends no
+    // `Origin` or fetch metadata, and is answered).
+    if path.starts_with("/api/") || path == "/mcp" || path == "/feed" {
         if let Err(why) = same_origin(headers, &host) {
             return refuse(StatusCode::FORBIDDEN, why, None);
         }
@@ -177,6 +198,15 @@ mod tests {
             "192.168.1.5:7474",
             "",
             "localhost.evil.example",
+            // Malformed: an empty or out-of-range port, text after an
+            // address, an unclosed bracket, spaces, user info.
+            "localhost:",
+            "localhost:99999",
+            "localhost:7474:7474",
+            "[::1]junk",
+            "[::1",
+            "local host",
+            "user@localhost",
         ] {
             assert!(!local.admits(bad), "{bad}");
         }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::serve::{chromium, rendered_with, Server};
-use crate::util::{papers, small_index_copy};
+use crate::util::{papers, papers_in, run, small_index_copy};
 
 /// Sends `request` (a raw HTTP/1.1 head) and reads the answer: the status
 /// and the body.
@@ -233,9 +233,14 @@ struct Mcp {
 
 impl Mcp {
     fn start(index: &std::path::Path) -> Mcp {
+        Mcp::start_with(index, &[])
+    }
+
+    fn start_with(index: &std::path::Path, args: &[&str]) -> Mcp {
         let mut child = papers()
             .env("PAPERS_INDEX", index)
             .arg("mcp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -356,4 +361,98 @@ fn work_past_its_deadline_stops_and_frees_its_worker() {
     // once (it would wait out the limit and get a 503 otherwise).
     let next = server.get("/api/info");
     assert_eq!(next.0, 200, "{}", next.1);
+}
+
+#[test]
+fn the_feed_document_is_refused_to_other_sites_and_hosts_are_parsed_strictly() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let base = &server.base;
+    // `/feed` costs what `/api/feed` costs: another site's page may not
+    // have it made; a feed reader, which sends neither header, may.
+    json_error(&get(base, "/feed", "Sec-Fetch-Site: cross-site\r\n"), 403);
+    json_error(&get(base, "/feed", "Origin: http://evil.example\r\n"), 403);
+    let reader = get(base, "/feed", "");
+    assert_eq!(reader.0, 200, "{}", reader.1);
+    assert!(reader.1.contains("<rss"), "{}", reader.1);
+
+    // Host values that are not `name[:port]` name no server.
+    let port = base.rsplit(':').next().unwrap();
+    for host in [
+        "localhost:".to_string(),
+        "localhost:99999".to_string(),
+        format!("localhost:{port}:{port}"),
+        format!("[::1]junk:{port}"),
+        "user@localhost".to_string(),
+    ] {
+        let request =
+            format!("GET /api/info HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        let answer = raw(base, &request);
+        assert_ne!(answer.0, 200, "{host}: {}", answer.1);
+        assert!(!answer.1.contains("records"), "{host}: {}", answer.1);
+    }
+
+    // An --allow-host that could never match is refused when given.
+    for (given, why) in [
+        ("papers.lan:7474", "has a port"),
+        ("http://papers.lan", "is a URL"),
+        ("bad name", "is not a host name"),
+    ] {
+        run(papers(), &["serve", "--allow-host", given]).fails(2, &["--allow-host", why]);
+    }
+}
+
+#[test]
+fn errors_clip_what_they_echo_and_name_parameters_as_mcp_does() {
+    let index = small_index_copy();
+    let dir = index.path();
+    let huge = "t".repeat(100_000);
+    let refused = papers_in(dir, &["tag", &huge, "0c5bf8d0"]).fails(2, &["more characters"]);
+    assert!(
+        refused.stderr.len() < 1_000,
+        "{} bytes echoed",
+        refused.stderr.len()
+    );
+    papers_in(dir, &["tag", "pos", "0c5bf8d0"]).ok();
+
+    let mut mcp = Mcp::start_with(dir, &["--allow-write"]);
+    mcp.send(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    assert_eq!(mcp.reply()["id"], 1);
+    mcp.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // A paper that is not in the tag: the error names `ids`, MCP's word.
+    mcp.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"untag","arguments":{"tag":"pos","ids":["42adb744"]}}}"#);
+    let reply = mcp.reply();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("ids: 42adb744 is not in tag `pos`"), "{text}");
+    assert!(!text.contains("ID"), "{text}");
+    // A 100 kB tag name over MCP is clipped as well.
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"tag","arguments":{{"tag":"{huge}","ids":["0c5bf8d0"]}}}}}}"#
+    );
+    mcp.send(line.as_bytes());
+    let reply = mcp.reply();
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.len() < 1_000 && text.contains("more characters"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    // The digest prompt names the tool in one pair of backticks.
+    mcp.send(br#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"digest","arguments":{"tag":"pos"}}}"#);
+    let reply = mcp.reply();
+    let text = reply["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("Call the `feed` tool with tags [\"pos\"]"),
+        "{text}"
+    );
+    assert_eq!(text.matches('`').count() % 2, 0, "{text}");
+
+    // --allow-write says all it lets through.
+    let help = run(papers(), &["serve", "--help"]).ok().stdout;
+    for part in ["seen / read", "POST /api/mark", "`mark`"] {
+        assert!(help.contains(part), "{part}: {help}");
+    }
 }
