@@ -124,7 +124,7 @@ impl Target {
                 Ok(state)
             }
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&self.data);
+                super::ownership::remove_data(&self.data);
                 Err(e)
             }
         }
@@ -418,7 +418,7 @@ fn create_data_dir(dir: &Path, stamp: &ModelStamp) -> Result<(PathBuf, Manifest)
         files::sync_dir(&data)
     })();
     if let Err(e) = filled {
-        let _ = std::fs::remove_dir_all(&data);
+        super::ownership::remove_data(&data);
         return Err(e);
     }
     let manifest = Manifest {

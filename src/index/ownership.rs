@@ -43,11 +43,38 @@ pub fn is_papers_data(path: &Path) -> bool {
         || path.join(super::legacy::RECORDS).is_file()
 }
 
+/// What a data folder is renamed to (`data-000007.removing`) before it is
+/// deleted: the rename is atomic, so a run killed while deleting leaves a
+/// folder whose name says what it is, and the next write finishes it,
+/// whatever was already gone (the marker included).
+pub const REMOVING: &str = ".removing";
+
+/// Whether `name` is a data folder papers was deleting.
+pub fn is_removing(name: &str) -> bool {
+    name.strip_suffix(REMOVING)
+        .is_some_and(|stem| number_of(stem).is_some())
+}
+
 /// Whether the entry `name` of an index folder is one papers makes.
 fn is_papers_entry(dir: &Path, name: &str) -> bool {
     name == super::lock::LOCK
         || is_temporary_manifest(name)
+        || is_removing(name)
         || (number_of(name).is_some() && is_papers_data(&dir.join(name)))
+}
+
+/// Deletes the data folder `path`: renamed to its `.removing` name first
+/// ([`REMOVING`]), then deleted. Best effort, as every cleanup is.
+pub fn remove_data(path: &Path) {
+    let mut trash = path.as_os_str().to_owned();
+    trash.push(REMOVING);
+    let trash = std::path::PathBuf::from(trash);
+    let gone = if std::fs::rename(path, &trash).is_ok() {
+        &trash
+    } else {
+        path
+    };
+    let _ = std::fs::remove_dir_all(gone);
 }
 
 /// `manifest.tmp-<pid>`: a manifest being written atomically.
@@ -132,8 +159,8 @@ fn has_data_folder(dir: &Path) -> bool {
 
 /// After `current` was switched in: removes the data folder `previous`
 /// named (if papers made it), data folders with papers' marker that no
-/// manifest names (left by killed or failed runs), and temporary
-/// manifests. Best effort: leftovers cost space, not correctness.
+/// manifest names (left by killed or failed runs), folders a killed run
+/// was deleting ([`REMOVING`]), and temporary manifests. Best effort: leftovers cost space, not correctness.
 pub fn remove_stale(dir: &Path, current: &str, previous: Option<&str>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -147,6 +174,8 @@ pub fn remove_stale(dir: &Path, current: &str, previous: Option<&str>) {
         let named_before = previous == Some(name.as_str());
         let marked = number_of(&name).is_some() && path.join(DATA_MARKER).is_file();
         if (named_before && is_papers_data(&path)) || marked {
+            remove_data(&path);
+        } else if is_removing(&name) {
             let _ = std::fs::remove_dir_all(&path);
         } else if is_temporary_manifest(&name) {
             let _ = std::fs::remove_file(&path);

@@ -484,3 +484,36 @@ fn an_index_on_a_read_only_mount_is_read_and_not_written() {
     let run = info.fails(1, &["read-only", "writer that was killed"]);
     assert!(!run.stderr.contains("damaged"), "{}", run.stderr);
 }
+
+#[test]
+fn a_data_folder_whose_deletion_was_killed_is_finished_by_the_next_write() {
+    let copy = small_index_copy();
+    let index = copy.path();
+    let before = data_dirs(index);
+    // What a kill while deleting the replaced data leaves: the folder under
+    // its `.removing` name, the marker already gone, other files left.
+    let killed = index.join("data-000042.removing");
+    std::fs::create_dir_all(killed.join("graphs")).unwrap();
+    std::fs::write(killed.join("vectors.f32"), vec![0u8; 4096]).unwrap();
+    std::fs::write(killed.join("graphs").join("graph-0"), b"x").unwrap();
+    // It is papers' own leftover: the index still opens and reads.
+    assert_eq!(records(index), 10);
+    papers_in(index, &["index", "--rebuild", dump().to_str().unwrap()]).ok();
+    assert!(!killed.exists(), "the killed deletion is finished");
+    let after = data_dirs(index);
+    assert_eq!(after.len(), 1, "only the new data folder: {after:?}");
+    assert!(!before.contains(&after[0]));
+    assert!(
+        !after[0].ends_with(".removing"),
+        "the rebuild's own deletion finished: {after:?}"
+    );
+    papers_in(index, &["check"]).ok();
+
+    // A folder holding nothing but such a leftover is a fresh index folder,
+    // not somebody else's.
+    let fresh = tempfile::tempdir().unwrap();
+    std::fs::create_dir(fresh.path().join("data-000003.removing")).unwrap();
+    papers_in(fresh.path(), &["index", dump().to_str().unwrap()]).ok();
+    assert!(!fresh.path().join("data-000003.removing").exists());
+    assert_eq!(records(fresh.path()), 10);
+}
