@@ -99,6 +99,38 @@ pub fn refuse(status: StatusCode, message: &str, parameter: Option<&str>) -> Res
         .into_response()
 }
 
+/// Every 4xx a route answers in JSON, as the design promises: a refusal
+/// some layer wrote as plain text (the MCP transport's 405, 406, 413 and
+/// 415) becomes `{"error": its text}` with its status and its other headers
+/// (`Allow`) kept.
+pub async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if !status.is_client_error() || json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 << 10)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let message = match text.trim() {
+        "" => status.canonical_reason().unwrap_or("refused"),
+        text => text,
+    };
+    let mut answer = refuse(status, message, None);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
+}
+
 /// Whether a request from a page is one the API answers: no `Origin`, or
 /// this server's own; and no fetch metadata that says another site sent it
 /// (browsers send `Sec-Fetch-Site` where they leave `Origin` out, as on a

@@ -99,6 +99,7 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.head_timeout)
                 .max_buf_size(super::guard::MAX_HEAD_BYTES * 2 + 8192);
+            let socket = super::bare::Bare::new(socket);
             let connection = builder.serve_connection(TokioIo::new(socket), service);
             tokio::pin!(connection);
             tokio::select! {

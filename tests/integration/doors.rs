@@ -456,3 +456,63 @@ fn errors_clip_what_they_echo_and_name_parameters_as_mcp_does() {
         assert!(help.contains(part), "{part}: {help}");
     }
 }
+
+#[test]
+fn every_refusal_at_mcp_and_of_an_oversized_head_is_json() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let base = &server.base;
+    let host = base.trim_start_matches("http://");
+    let post = |headers: &str, body: &str| {
+        raw(
+            base,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{headers}\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    };
+    // The MCP transport's own refusals: wrong method, Accept, type, size.
+    let wrong_method = get(base, "/mcp", "");
+    json_error(&wrong_method, 405);
+    json_error(
+        &post(
+            "Content-Type: application/json\r\nAccept: text/plain\r\n",
+            "{}",
+        ),
+        406,
+    );
+    let both = "Accept: application/json, text/event-stream\r\n";
+    json_error(
+        &post(&format!("{both}Content-Type: text/plain\r\n"), "{}"),
+        415,
+    );
+    let big = format!("\"{}\"", "a".repeat(2 << 20));
+    json_error(
+        &post(&format!("{both}Content-Type: application/json\r\n"), &big),
+        413,
+    );
+
+    // A head hyper refuses before any route: a 1 MB target, a 100 kB one.
+    for (size, status) in [(1 << 20, 431), (100_000, 414)] {
+        let mut socket = TcpStream::connect(host).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let request = format!(
+            "GET /api/search?q={} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+            "a".repeat(size)
+        );
+        // The server answers before it has read it all, and closes.
+        let _ = socket.write_all(request.as_bytes());
+        let mut answer = Vec::new();
+        let _ = socket.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or_default();
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{answer}");
+        json_error(&(status, body.to_string()), status);
+    }
+    // And the server goes on answering.
+    assert_eq!(get(base, "/api/info", "").0, 200);
+}
