@@ -64,6 +64,7 @@ pub struct ServeArgs {
 /// scheme, path or port (a Host header's port is not matched: the server
 /// answers on its own), so a value that could never match is refused
 /// rather than kept.
+#[cfg(feature = "serve")]
 fn host_name(text: &str) -> Result<String, String> {
     let name = text.trim();
     let bad = |why: &str| {
