@@ -13,6 +13,12 @@
 //! and `profiles/KEY.words` (a word vector; the format is
 //! [`store_words`]'s).
 //!
+//! Each file ends with a seal (the SHA-256 of its name and contents): a
+//! file zeroed, cut or edited fails it, as does a weight that is not
+//! finite or past 1e6, and is trained again instead of ranking with it.
+//! Temporary files a killed run left are removed by the next write's
+//! [`sweep`].
+//!
 //! KEY is the SHA-256 of what training depends on: the ranker, the
 //! index's data folder and model weights, the size of the collection to
 //! within a quarter ([`generation`]), and the tag's papers and marks. So a
@@ -70,6 +76,35 @@ pub fn generation(live: u64) -> u32 {
     n
 }
 
+/// The bytes of the seal each cache file ends with.
+const SEAL: usize = 64;
+
+/// The seal of a cache file: the SHA-256 (hex) of its name and contents,
+/// so a file zeroed, cut or edited by anything but [`write`] fails its
+/// check on load and only costs a training.
+fn seal(name: &str, body: &[u8]) -> Vec<u8> {
+    let mut hash = crate::digest::Hasher::default();
+    hash.part(name.as_bytes());
+    hash.update(body);
+    hash.finish().into_bytes()
+}
+
+/// The body of a file read from `path`, if its seal holds.
+fn unsealed(path: &std::path::Path) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(path).ok()?;
+    let at = bytes.len().checked_sub(SEAL)?;
+    let name = path.file_name()?.to_string_lossy();
+    if bytes[at..] != seal(&name, &bytes[..at]) {
+        return None;
+    }
+    bytes.truncate(at);
+    Some(bytes)
+}
+
+/// The largest weight a profile may hold: the classifiers' weights are
+/// under 10 in every training measured; one past this is damage.
+const MOST: f32 = 1e6;
+
 fn path(key: &str) -> Option<PathBuf> {
     crate::embed::source::cache_dir()
         .ok()
@@ -80,7 +115,7 @@ fn path(key: &str) -> Option<PathBuf> {
 /// `dimension` (with its word side when `words`, its authors' tally when
 /// `authors`).
 pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<Learnt> {
-    let bytes = std::fs::read(path(key)?).ok()?;
+    let bytes = unsealed(&path(key)?)?;
     if bytes.len() != 4 * (dimension + 1) {
         return None;
     }
@@ -89,7 +124,10 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
     let b = values.next()?;
     let w: Vec<f32> = values.collect();
-    if !w.iter().all(|x| x.is_finite()) {
+    if !std::iter::once(&b)
+        .chain(&w)
+        .all(|x| x.is_finite() && x.abs() <= MOST)
+    {
         return None;
     }
     let terms = if words {
@@ -111,7 +149,7 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
 
 /// The word vector stored under `key`, if there is a whole one.
 pub fn load_words(key: &str) -> Option<Words> {
-    let bytes = std::fs::read(path(key)?.with_extension("words")).ok()?;
+    let bytes = unsealed(&path(key)?.with_extension("words"))?;
     // An entry is at least 9 bytes, most about 16.
     let mut words = Words::with_capacity_and_hasher(bytes.len() / 16, Default::default());
     let mut rest = bytes.as_slice();
@@ -121,7 +159,7 @@ pub fn load_words(key: &str) -> Option<Words> {
         let term = std::str::from_utf8(tail.get(..len)?).ok()?;
         let (weight, tail) = tail.get(len..)?.split_first_chunk::<4>()?;
         let weight = f32::from_le_bytes(*weight);
-        if !weight.is_finite() {
+        if !weight.is_finite() || weight.abs() > MOST {
             return None;
         }
         words.insert(term.to_string(), weight);
@@ -173,16 +211,56 @@ pub fn store(key: &str, learnt: &Learnt) {
     write(&path, &bytes);
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed over it, so
-/// a reader sees the old file or the new one, never half of one. Not
-/// synced to disk: a cache file lost or torn by a crash fails its checks
-/// on load (length, finite values, JSON) and only costs a training, and
-/// syncing the 21 files of a ten-tag feed took more than its ranking.
+/// Writes `bytes` and their seal to `path` through a temporary file
+/// renamed over it, so a reader sees the old file or the new one, never
+/// half of one. Not synced to disk: a cache file lost or torn by a crash
+/// fails its seal on load and only costs a training, and syncing the 21
+/// files of a ten-tag feed took more than its ranking. A temporary file
+/// that could not be written whole (a full disk) is removed.
 fn write(path: &std::path::Path, bytes: &[u8]) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    let mut sealed = bytes.to_vec();
+    sealed.extend(seal(&name, bytes));
+    if std::fs::write(&tmp, &sealed).is_err() || std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+}
+
+/// How old a temporary cache file must be before it counts as left by a
+/// killed run: a writer renames its own within a second.
+const ABANDONED: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files (`write`'s) that runs killed mid-write
+/// left in the cache's `profiles` folder; called by [`super::prepare`],
+/// which the writing commands run. Returns how many went.
+pub fn sweep() -> usize {
+    let Some(dir) = path("x").and_then(|p| p.parent().map(PathBuf::from)) else {
+        return 0;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut gone = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let temporary = name
+            .rsplit_once(".tmp-")
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|at| now.duration_since(at).ok())
+            .is_some_and(|age| age >= ABANDONED);
+        if temporary && old && std::fs::remove_file(entry.path()).is_ok() {
+            gone += 1;
+        }
+    }
+    gone
 }
 
 #[cfg(test)]

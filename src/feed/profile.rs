@@ -45,6 +45,7 @@ pub(super) struct Profile {
 /// than the first feed after them. Returns how many tags were trained; an
 /// index with no tag with a liked paper trains none.
 pub fn prepare(index: &Index) -> Result<usize> {
+    super::cache::sweep();
     let gathered = match gather(index, &[]) {
         Ok(Some(gathered)) => gathered,
         Ok(None) | Err(Error::Feed(_)) => return Ok(0),

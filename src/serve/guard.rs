@@ -39,7 +39,7 @@ impl Hosts {
     }
 
     /// Whether a `Host` header's value names this server; a malformed
-    /// value ([`name_of`]) names none.
+    /// value (see `name_of`) names none.
     pub fn admits(&self, host: &str) -> bool {
         let Some(name) = name_of(host) else {
             return false;

@@ -609,3 +609,78 @@ fn the_feed_table_fits_the_terminal_from_50_to_200_columns() {
         assert!(!table.stdout.contains("[po\n"), "{}", table.stdout);
     }
 }
+
+/// A cache file zeroed or edited is trained again, not ranked with; the
+/// temporary files a killed run left are removed by the next write.
+#[cfg(unix)]
+#[test]
+fn a_damaged_feed_cache_is_trained_again_and_leftovers_are_swept() {
+    let index = small_index_copy();
+    let cache = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
+    let papers_here = |args: &[&str]| {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", index.path())
+            .env("PAPERS_CACHE_DIR", cache.path());
+        run(cmd, args)
+    };
+    let liked = top_id(
+        index.path(),
+        &["transformers position encoding causal mask"],
+    );
+    papers_here(&["tag", "pos", &liked]).ok();
+    let ranked = |run: &Run| -> Vec<(String, String)> {
+        lines(run)
+            .iter()
+            .map(|h| (h["id"].to_string(), h["score"].to_string()))
+            .collect()
+    };
+    let first = ranked(&papers_here(&["feed", "pos", "--json"]).ok());
+    assert!(first.len() > 2);
+
+    // Zero every weight of the kept classifiers, keeping their length.
+    let profiles = cache.path().join("profiles");
+    let classifiers: Vec<_> = std::fs::read_dir(&profiles)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "f32"))
+        .collect();
+    assert!(!classifiers.is_empty());
+    for file in &classifiers {
+        let len = std::fs::metadata(file).unwrap().len() as usize;
+        std::fs::write(file, vec![0u8; len]).unwrap();
+    }
+    let after = ranked(&papers_here(&["feed", "pos", "--json"]).ok());
+    assert_eq!(after, first, "trained again, not ranked by zeros");
+    for file in &classifiers {
+        assert!(
+            std::fs::read(file).unwrap().iter().any(|&b| b != 0),
+            "{} rewritten",
+            file.display()
+        );
+    }
+
+    // A temporary file a killed run left an hour ago goes with the next
+    // write; one being written now stays.
+    let stale = profiles.join("abandoned.f32.tmp-424242");
+    let fresh = profiles.join("writing.f32.tmp-434343");
+    std::fs::write(&stale, b"half").unwrap();
+    std::fs::write(&fresh, b"half").unwrap();
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    papers_here(&[
+        "tag",
+        "pos",
+        "--not",
+        &top_id(index.path(), &["speech recognition accents"]),
+    ])
+    .ok();
+    assert!(!stale.exists(), "the leftover is swept");
+    assert!(fresh.exists(), "a file being written is left alone");
+}
