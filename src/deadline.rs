@@ -22,6 +22,11 @@ thread_local! {
 pub struct Deadline(Option<Instant>);
 
 impl Deadline {
+    /// When it passes, if ever.
+    pub fn at(self) -> Option<Instant> {
+        self.0
+    }
+
     /// Whether the deadline has passed.
     pub fn passed(self) -> bool {
         self.0.is_some_and(|at| Instant::now() >= at)

@@ -149,6 +149,18 @@ pub enum Error {
         /// The mode's name.
         mode: &'static str,
     },
+    /// A write asked for by a request with a deadline (the server's page,
+    /// API or MCP) found another run writing the index: it is refused,
+    /// never applied later.
+    #[error(
+        "{}: another papers command is writing this index (an index run?); nothing was \
+         changed: try again when it ends",
+        path.display()
+    )]
+    WriterBusy {
+        /// The index directory.
+        path: PathBuf,
+    },
     /// There is no index at the given location.
     #[error("{}: no index here; run `papers index PATH...` first", path.display())]
     IndexMissing {

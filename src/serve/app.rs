@@ -135,6 +135,7 @@ impl IntoResponse for Failure {
                     | Error::InvalidArgument { .. }
                     | Error::EmptyQuery
                     | Error::TooLarge { .. } => StatusCode::BAD_REQUEST,
+                    Error::WriterBusy { .. } => StatusCode::SERVICE_UNAVAILABLE,
                     _ => StatusCode::INTERNAL_SERVER_ERROR,
                 };
                 let parameter = match &e {

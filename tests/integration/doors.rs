@@ -516,3 +516,77 @@ fn every_refusal_at_mcp_and_of_an_oversized_head_is_json() {
     // And the server goes on answering.
     assert_eq!(get(base, "/api/info", "").0, 200);
 }
+
+#[test]
+fn a_server_write_while_another_run_writes_is_refused_and_never_applied_later() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &["--allow-write"]);
+    let base = &server.base;
+    let host = base.trim_start_matches("http://").to_string();
+    let post = |path: &str, headers: &str, body: &str| {
+        raw(
+            base,
+            &format!(
+                "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{headers}\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    };
+    let mcp_tag = || {
+        post(
+            "/mcp",
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-06-18\r\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tag","arguments":{"tag":"pos","ids":["0c5bf8d0"]}}}"#,
+        )
+    };
+    // What an `index` run holds while it writes.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(index.path().join("lock"))
+        .unwrap();
+    lock.lock().unwrap();
+
+    let started = Instant::now();
+    let mark = post("/api/mark?state=seen&id=0c5bf8d0", "", "");
+    let refused = json_error(&mark, 503);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was changed"),
+        "{refused}"
+    );
+    let tag = mcp_tag();
+    assert_eq!(tag.0, 200, "{}", tag.1);
+    let reply: Value = serde_json::from_str(&tag.1).unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(reply
+        .to_string()
+        .contains("another papers command is writing"));
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "refused in {:?}, within the request's limit",
+        started.elapsed()
+    );
+    // Searches go on answering meanwhile.
+    assert_eq!(get(base, "/api/search?q=rotary", "").0, 200);
+
+    // The run ends; what was refused was never applied.
+    lock.unlock().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let tags: Value = papers_in(index.path(), &["tags", "--json"])
+        .ok()
+        .json_lines::<Value>()
+        .into();
+    assert_eq!(tags, Value::Array(Vec::new()), "no tag was made later");
+    let again = post("/api/mark?state=seen&id=0c5bf8d0", "", "");
+    assert_eq!(again.0, 200, "{}", again.1);
+    let marked: Value = serde_json::from_str(&again.1).unwrap();
+    assert_eq!(marked["changed"], 1, "not marked before: {marked}");
+    let tag = mcp_tag();
+    assert!(tag.1.contains(r#""isError":false"#), "{}", tag.1);
+}
