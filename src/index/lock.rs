@@ -24,7 +24,7 @@ impl IndexLock {
     /// Takes the lock on `dir`, creating the directory if needed. If another
     /// process holds it, calls `on_wait` once and blocks until it is free;
     /// but work with a deadline (a request to the server or MCP, see
-    /// [`crate::deadline`]) waits at most [`BUSY_WAIT`] (less if its
+    /// [`crate::deadline`]) waits at most `BUSY_WAIT` (less if its
     /// deadline is nearer) and then is [`Error::WriterBusy`]: a request
     /// either writes within its time or is refused and never applied
     /// later, and it holds a server's worker only that long.
