@@ -99,6 +99,51 @@ pub fn refuse(status: StatusCode, message: &str, parameter: Option<&str>) -> Res
         .into_response()
 }
 
+/// The largest request body read: `/mcp`'s tool calls (the only bodies
+/// the server takes) are far smaller.
+pub const MAX_BODY_BYTES: usize = crate::mcp::http::MAX_BODY_BYTES;
+
+/// Reads a request's body whole, within the head's time (`papers serve`'s
+/// `head_timeout`), before any route sees it: a body sent a byte at a time
+/// gets a 408 and its connection back, instead of holding a socket (and,
+/// at the file limit, everyone else) for as long as it likes. Past
+/// [`MAX_BODY_BYTES`] it is a 413.
+pub async fn body_in_time(
+    State(limit): State<std::time::Duration>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = axum::body::to_bytes(body, MAX_BODY_BYTES);
+    let bytes = match tokio::time::timeout(limit, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the request body is over {MAX_BODY_BYTES} bytes, or was cut off"),
+                None,
+            )
+        }
+        Err(_) => {
+            let mut answer = refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request body did not arrive within {} s",
+                    limit.as_secs_f64()
+                ),
+                None,
+            );
+            answer.headers_mut().insert(
+                header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return answer;
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 /// Every 4xx a route answers in JSON, as the design promises: a refusal
 /// some layer wrote as plain text (the MCP transport's 405, 406, 413 and
 /// 415) becomes `{"error": its text}` with its status and its other headers

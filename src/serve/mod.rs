@@ -109,6 +109,10 @@ pub fn run(
             .map_err(|e| Error::io(format!("address {addr}"), e))?;
         ready(local);
         let app = api::router(app::App::new(searcher, limits, allow_write))
+            .layer(axum::middleware::from_fn_with_state(
+                limits.head_timeout,
+                guard::body_in_time,
+            ))
             .layer(axum::middleware::map_response(guard::json_errors))
             .layer(axum::middleware::from_fn_with_state(hosts, guard::check));
         listen::serve(listener, app, limits, shutdown())

@@ -590,3 +590,42 @@ fn a_server_write_while_another_run_writes_is_refused_and_never_applied_later() 
     let tag = mcp_tag();
     assert!(tag.1.contains(r#""isError":false"#), "{}", tag.1);
 }
+
+#[test]
+fn a_body_sent_slowly_is_cut_off_with_a_json_408() {
+    let index = small_index_copy();
+    let server = Server::start(index.path(), &[]);
+    let base = &server.base;
+    let host = base.trim_start_matches("http://");
+    let mut socket = TcpStream::connect(host).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let started = Instant::now();
+    // A head that promises 200 bytes, then two of them, then nothing.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{{\""
+    );
+    socket.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    let waited = started.elapsed();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or_default();
+    assert!(
+        head.starts_with("HTTP/1.1 408 "),
+        "after {waited:?}: {answer}"
+    );
+    json_error(&(408, body.to_string()), 408);
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    // Whole bodies are read as before.
+    let ok = raw(
+        base,
+        &format!(
+            "POST /api/mark?state=seen&id=0c5bf8d0 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
+             Content-Length: 0\r\n\r\n"
+        ),
+    );
+    assert_eq!(ok.0, 403, "no --allow-write: refused as before: {}", ok.1);
+}
