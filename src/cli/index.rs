@@ -217,7 +217,20 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
     Ok(report)
 }
 
-/// `papers remove ID...` (and `--dry-run`, `--undo`, `--list`).
+/// Says how many records another input also holds, which `--source` keeps.
+fn kept(shared: usize) -> String {
+    match shared {
+        0 => String::new(),
+        n => format!(
+            "; {} kept: another input holds {} too",
+            count(n, "record"),
+            if n == 1 { "it" } else { "them" }
+        ),
+    }
+}
+
+/// `papers remove ID...` or `--source FILE...` (and `--dry-run`, `--undo`,
+/// `--list`).
 pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
     let observer = Terminal {
         ctx,
@@ -229,18 +242,22 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
         let removals = index.removals()?;
         ctx.note(&format!("{} removed", count(removals.len(), "paper")));
         removals.into_iter().map(|r| r.paper).collect()
-    } else if !args.source.is_empty() {
-        return remove_sources(ctx, &args);
     } else if args.dry_run {
         let index = papers::index::Index::open(dir)?;
-        let rows = write::resolve_all(&index, &args.ids)?;
+        let (rows, shared) = if args.source.is_empty() {
+            (write::resolve_all(&index, &args.ids)?, 0)
+        } else {
+            let found = write::from_sources(&index, &args.source)?;
+            (found.rows, found.shared)
+        };
         let papers = rows
             .iter()
             .map(|&row| index.paper(row))
             .collect::<papers::Result<Vec<_>>>()?;
         ctx.note(&format!(
-            "would remove {} (dry run: nothing changed)",
-            count(papers.len(), "record")
+            "would remove {} (dry run: nothing changed){}",
+            count(papers.len(), "record"),
+            kept(shared)
         ));
         papers
     } else if args.undo {
@@ -251,53 +268,13 @@ pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
         ));
         papers
     } else {
-        let (report, papers) = write::remove(dir, &args.ids, &observer)?;
-        ctx.note(&format!(
-            "removed {}; {} left (they stay out when indexed again; `papers remove --undo ID` forgets a removal)",
-            count(report.removed, "record"), report.records
-        ));
-        super::feed::prepare(ctx);
-        if ctx.json {
-            ctx.printer().report(&report, dir)?;
-            return Ok(());
-        }
-        papers
-    };
-    ctx.printer().list(|f| papers.into_iter().try_for_each(f))?;
-    Ok(())
-}
-
-/// `papers remove --source FILE...` (and `--dry-run`): what one input
-/// brought, dropped as ids are.
-fn remove_sources(ctx: &Context, args: &super::query::RemoveArgs) -> Result<()> {
-    let dir = &ctx.index_dir;
-    let kept = |shared: usize| match shared {
-        0 => String::new(),
-        n => format!(
-            "; {} kept: another input holds {} too",
-            count(n, "record"),
-            if n == 1 { "it" } else { "them" }
-        ),
-    };
-    let papers = if args.dry_run {
-        let index = papers::index::Index::open(dir)?;
-        let found = write::from_sources(&index, &args.source)?;
-        ctx.note(&format!(
-            "would remove {} (dry run: nothing changed){}",
-            count(found.rows.len(), "record"),
-            kept(found.shared)
-        ));
-        found
-            .rows
-            .iter()
-            .map(|&row| index.paper(row))
-            .collect::<papers::Result<Vec<_>>>()?
-    } else {
-        let observer = Terminal {
-            ctx,
-            bar: ProgressBar::hidden(),
+        // By id, or what the inputs `--source` names brought.
+        let (report, papers, shared) = if args.source.is_empty() {
+            let (report, papers) = write::remove(dir, &args.ids, &observer)?;
+            (report, papers, 0)
+        } else {
+            write::remove_sources(dir, &args.source, &observer)?
         };
-        let (report, papers, shared) = write::remove_sources(dir, &args.source, &observer)?;
         ctx.note(&format!(
             "removed {}; {} left{} (they stay out when indexed again; `papers remove --undo ID` \
              forgets a removal)",

@@ -295,21 +295,17 @@ pub struct Context {
 
 impl Context {
     fn printer(&self) -> Printer<std::io::StdoutLock<'static>> {
-        let format = if self.json {
-            Format::Json
-        } else {
-            Format::Human {
-                color: self.color,
-                width: terminal_width(),
-            }
-        };
-        Printer::new(std::io::stdout().lock(), format)
+        self.printer_as(self.json)
     }
 
     /// The printer for one paper's page: the text page unless `--json`
     /// was given, also when piped (`papers show ID | less`).
     fn page_printer(&self) -> Printer<std::io::StdoutLock<'static>> {
-        let format = if self.json_asked {
+        self.printer_as(self.json_asked)
+    }
+
+    fn printer_as(&self, json: bool) -> Printer<std::io::StdoutLock<'static>> {
+        let format = if json {
             Format::Json
         } else {
             Format::Human {

@@ -11,11 +11,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::answer::{Because, Feed, FeedHit, FeedRequest};
 use super::authors;
 use super::batch::Batch;
 use super::profile::{papers_at, profiles};
 use super::ranker::{standardise, CHOSEN};
-use super::select::{select, Scope};
+use super::select::{kept, select, terms_of, Scope};
 use super::tags::{gather, Gathered};
 use super::words;
 use crate::analysis::Analysis;
@@ -24,96 +25,6 @@ use crate::evidence;
 use crate::hit::{Found, Hit};
 use crate::index::Index;
 use crate::paper::Paper;
-
-/// What to rank, and how many to keep.
-#[derive(Clone, Debug, Default)]
-pub struct FeedRequest {
-    /// Tags whose profiles rank the papers; every tag when empty.
-    pub tags: Vec<String>,
-    /// Which papers are new.
-    pub scope: Scope,
-    /// How many hits to keep.
-    pub limit: usize,
-    /// Words or phrases every hit must contain.
-    pub must: Vec<String>,
-    /// Words or phrases no hit may contain.
-    pub exclude: Vec<String>,
-}
-
-/// Why a paper is in the feed.
-#[derive(Clone, Debug)]
-pub struct Because {
-    /// The tag whose profile ranked it highest.
-    pub tag: String,
-    /// The liked paper of that tag it is closest to.
-    pub liked: Paper,
-    /// Their cosine.
-    pub similarity: f32,
-}
-
-/// One ranked paper; its evidence (on `found`) is the sentence of its
-/// abstract that shares most with the liked paper.
-#[derive(Clone, Debug)]
-pub struct FeedHit {
-    /// The paper, its row and its score.
-    pub found: Found,
-    /// Why; `None` in an unranked feed (no tag yet).
-    pub because: Option<Because>,
-    /// When the `papers index` run that added it committed (Unix
-    /// seconds), where one is recorded: a date for papers that have none.
-    pub added: Option<u64>,
-}
-
-impl FeedHit {
-    /// Why it matched, in one sentence of its abstract.
-    pub fn evidence(&self) -> &str {
-        self.found.evidence.as_deref().unwrap_or_default()
-    }
-}
-
-/// A ranked feed.
-#[derive(Clone, Debug)]
-pub struct Feed {
-    /// Best first.
-    pub hits: Vec<FeedHit>,
-    /// What the papers ranked were ("the 300 papers not yet marked").
-    pub described: String,
-    /// How many new papers were ranked (after `must` and `exclude`).
-    pub ranked: usize,
-    /// The tags used.
-    pub tags: Vec<String>,
-    /// Tags left out, with why (only when no tag was named).
-    pub skipped: Vec<String>,
-    /// No tag to rank by yet: the papers are listed newest first, each
-    /// with a score of 0 and no `because` (see `feed::unranked`).
-    pub unranked: bool,
-}
-
-impl Feed {
-    /// What the feed holds, in a line: "20 ranked of the 300 papers not
-    /// yet marked (the inbox), by tags a, b", what an empty inbox or an
-    /// unranked feed says instead.
-    pub fn summary(&self) -> String {
-        if self.unranked {
-            format!(
-                "{} of {}, newest first: {}",
-                self.hits.len(),
-                self.described,
-                super::UNRANKED_HINT
-            )
-        } else if self.hits.is_empty() {
-            self.described.clone()
-        } else {
-            format!(
-                "{} ranked of {}, by tag{} {}",
-                self.hits.len(),
-                self.described,
-                if self.tags.len() == 1 { "" } else { "s" },
-                self.tags.join(", ")
-            )
-        }
-    }
-}
 
 /// Ranks the new papers of `index` for `request`.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
@@ -130,7 +41,13 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let analysis = Analysis::CURRENT;
     let must: Vec<HashSet<String>> = terms_of(&request.must, analysis);
     let exclude: Vec<HashSet<String>> = terms_of(&request.exclude, analysis);
-    let candidates = kept(index, &selection.rows, &tagged, request)?;
+    let candidates = kept(
+        index,
+        &selection.rows,
+        &tagged,
+        &request.must,
+        &request.exclude,
+    )?;
     if candidates.is_empty() && request.scope == Scope::Inbox {
         // An empty inbox is a state, not a failure: the reader is done.
         return Ok(Feed {
@@ -252,43 +169,4 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         skipped,
         unranked: false,
     })
-}
-
-/// The rows of `rows` that are not `tagged` and pass the request's
-/// `must` and `exclude`.
-pub(super) fn kept(
-    index: &Index,
-    rows: &[usize],
-    tagged: &HashSet<usize>,
-    request: &FeedRequest,
-) -> Result<Vec<usize>> {
-    let analysis = Analysis::CURRENT;
-    let must = terms_of(&request.must, analysis);
-    let exclude = terms_of(&request.exclude, analysis);
-    let mut candidates = Vec::new();
-    for &row in rows {
-        if tagged.contains(&row) {
-            continue;
-        }
-        if !must.is_empty() || !exclude.is_empty() {
-            let paper = index.paper(row)?;
-            let words: HashSet<String> = analysis.terms(&paper.embed_text()).into_iter().collect();
-            let has = |t: &HashSet<String>| t.is_subset(&words);
-            if !must.iter().all(has) || exclude.iter().any(has) {
-                continue;
-            }
-        }
-        candidates.push(row);
-    }
-    Ok(candidates)
-}
-
-/// Each keyword argument as the set of its analysed terms (a phrase must
-/// have all of them); arguments with no term are dropped.
-fn terms_of(words: &[String], analysis: Analysis) -> Vec<HashSet<String>> {
-    words
-        .iter()
-        .map(|w| analysis.terms(w).into_iter().collect::<HashSet<String>>())
-        .filter(|t| !t.is_empty())
-        .collect()
 }

@@ -9,6 +9,7 @@
 //! after a write); [`daily`] ranks the new papers by every tag, and
 //! `unranked` lists them newest first before there is any tag.
 
+pub mod answer;
 pub mod authors;
 pub mod batch;
 pub mod cache;
@@ -23,7 +24,8 @@ pub mod tags;
 mod unranked;
 pub mod words;
 
-pub use daily::{feed, Because, Feed, FeedHit, FeedRequest};
+pub use answer::{Because, Feed, FeedHit, FeedRequest};
+pub use daily::feed;
 pub use inbox::{mark, MarkChange, Marked};
 pub use profile::{prepare, WORDS_EVERY};
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};

@@ -4,7 +4,9 @@
 //! those added or published since a date; or the records of given input
 //! files.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+
+use crate::analysis::Analysis;
 
 use crate::error::{Error, Result};
 use crate::index::Index;
@@ -90,6 +92,46 @@ pub fn select(index: &Index, scope: &Scope) -> Result<Selection> {
         rows: rows.into_iter().collect(),
         described,
     })
+}
+
+/// The rows of `rows` that are not `tagged`, hold every one of `must`
+/// and none of `exclude` (words or phrases).
+pub(super) fn kept(
+    index: &Index,
+    rows: &[usize],
+    tagged: &HashSet<usize>,
+    must: &[String],
+    exclude: &[String],
+) -> Result<Vec<usize>> {
+    let analysis = Analysis::CURRENT;
+    let must = terms_of(must, analysis);
+    let exclude = terms_of(exclude, analysis);
+    let mut candidates = Vec::new();
+    for &row in rows {
+        if tagged.contains(&row) {
+            continue;
+        }
+        if !must.is_empty() || !exclude.is_empty() {
+            let paper = index.paper(row)?;
+            let words: HashSet<String> = analysis.terms(&paper.embed_text()).into_iter().collect();
+            let has = |t: &HashSet<String>| t.is_subset(&words);
+            if !must.iter().all(has) || exclude.iter().any(has) {
+                continue;
+            }
+        }
+        candidates.push(row);
+    }
+    Ok(candidates)
+}
+
+/// Each keyword argument as the set of its analysed terms (a phrase must
+/// have all of them); arguments with no term are dropped.
+pub(super) fn terms_of(words: &[String], analysis: Analysis) -> Vec<HashSet<String>> {
+    words
+        .iter()
+        .map(|w| analysis.terms(w).into_iter().collect::<HashSet<String>>())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 pub use crate::date::{day_of, unix_of};

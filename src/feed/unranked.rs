@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use super::daily::{kept, Feed, FeedHit, FeedRequest};
-use super::select::{select, Scope};
+use super::answer::{Feed, FeedHit, FeedRequest};
+use super::select::{kept, select, Scope};
 use crate::error::Result;
 use crate::hit::{Found, Hit};
 use crate::index::Index;
@@ -25,7 +25,13 @@ pub const HINT: &str = "no tags yet, so nothing is ranked: `papers tag NAME ID..
 /// in the input's own order.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let selection = select(index, &request.scope)?;
-    let mut rows = kept(index, &selection.rows, &HashSet::new(), request)?;
+    let mut rows = kept(
+        index,
+        &selection.rows,
+        &HashSet::new(),
+        &request.must,
+        &request.exclude,
+    )?;
     // Rows grow with each run: a later row was added later.
     rows.sort_unstable_by(|a, b| b.cmp(a));
     let runs = index.runs_since(0)?;

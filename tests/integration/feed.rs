@@ -68,6 +68,22 @@ fn tagged_index() -> (tempfile::TempDir, String) {
     (index, liked)
 }
 
+/// A cache folder of a test's own, sharing the model with the others.
+#[cfg(unix)]
+fn own_cache() -> tempfile::TempDir {
+    let cache = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
+    cache
+}
+
+/// `papers ARGS...` on `index` with `cache` as papers' cache.
+fn in_cache(index: &Path, cache: &Path, args: &[&str]) -> Run {
+    let mut cmd = papers();
+    cmd.env("PAPERS_INDEX", index)
+        .env("PAPERS_CACHE_DIR", cache);
+    run(cmd, args)
+}
+
 /// `papers tag`, and a `papers index` run that grows the collection by
 /// more than a quarter, train the tags there: the feed after them reads
 /// what was learnt back and writes nothing.
@@ -76,14 +92,8 @@ fn tagged_index() -> (tempfile::TempDir, String) {
 fn tagging_and_indexing_train_the_tags_ahead_of_the_feed() {
     let index = small_index_copy();
     // A cache of its own (the model shared), to see what is kept there.
-    let cache = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
-    let papers_here = |args: &[&str]| {
-        let mut cmd = papers();
-        cmd.env("PAPERS_INDEX", index.path())
-            .env("PAPERS_CACHE_DIR", cache.path());
-        run(cmd, args)
-    };
+    let cache = own_cache();
+    let papers_here = |args: &[&str]| in_cache(index.path(), cache.path(), args);
     let kept = || -> Vec<(String, std::time::SystemTime)> {
         let mut files: Vec<_> = std::fs::read_dir(cache.path().join("profiles"))
             .map(|d| d.flatten().collect())
@@ -616,14 +626,8 @@ fn the_feed_table_fits_the_terminal_from_50_to_200_columns() {
 #[test]
 fn a_damaged_feed_cache_is_trained_again_and_leftovers_are_swept() {
     let index = small_index_copy();
-    let cache = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
-    let papers_here = |args: &[&str]| {
-        let mut cmd = papers();
-        cmd.env("PAPERS_INDEX", index.path())
-            .env("PAPERS_CACHE_DIR", cache.path());
-        run(cmd, args)
-    };
+    let cache = own_cache();
+    let papers_here = |args: &[&str]| in_cache(index.path(), cache.path(), args);
     let liked = top_id(
         index.path(),
         &["transformers position encoding causal mask"],
