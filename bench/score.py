@@ -31,6 +31,9 @@ EVIDENCE = {
 }
 MODES = ["semantic", "lexical", "hybrid"]
 LABELLED = ["scifact-train", "scifact-test", "seeds", "arxiv-titles", "arxiv-typed"]
+# Typo'd queries as search corrects them ("-raw": as typed), beside their
+# clean sets.
+TYPOS = ["seeds", "arxiv-titles", "arxiv-typed"]
 ELSEWHERE = ["cs-on-scifact", "scifact-train-on-seeds", "scifact-test-on-seeds",
              "scifact-test-on-arxiv", "nonsense-scifact", "nonsense-seeds", "nonsense-arxiv"]
 FIT_MATCH = ["scifact-train", "seeds", "arxiv-titles", "arxiv-typed"]
@@ -56,9 +59,9 @@ def load(name):
     except FileNotFoundError:
         return None
     for line in lines:
-        _, q, terms, row, cos, share, sem, lex, rel, _, centre = line.split("\t")
+        _, q, terms, row, cos, share, sem, lex, rel, n, centre = line.split("\t")
         pools[int(q)].append((int(terms), int(row), float(cos), float(share),
-                              int(sem), int(lex), int(rel), float(centre)))
+                              int(sem), int(lex), int(rel), float(centre), int(n)))
     return dict(pools)
 
 
@@ -159,13 +162,13 @@ def main():
             qs = [best for q, best in top10(n, mode) if best and fitted(n, q)]
             for best in qs:
                 for e, x in best:
-                    X.append([1, e, e - best[0][0]])
+                    X.append([1, e])
                     y.append(x[6])
                     w.append(1 / len(qs) / len(best))
         scales[mode] = logistic(X, y, w)
 
     print("## Constants (src/search/relevance.rs)\n")
-    print("| mode | no-match rule: intercept, cosine, BM25 share, ln(terms), centre | threshold | scale: intercept, evidence, behind the best |")
+    print("| mode | no-match rule: intercept, cosine, BM25 share, ln(terms), centre | threshold | scale: intercept, slope |")
     print("|---|---|---|---|")
     for mode in MODES:
         beta, t = rules[mode]
@@ -180,7 +183,7 @@ def main():
     columns = MODES + ["lexical, words only"]
     head = "| set | " + " | ".join(columns) + " |\n|---|---|---|---|---|"
 
-    print("\n## Relevant records of each top 10 that the no-match rule drops (fitted part / checked part)\n")
+    print("\n## Relevant records of each top 10 in queries whose verdict is none (fitted part / checked part)\n")
     print(head)
     for n in sets(LABELLED):
         cells = []
@@ -191,7 +194,7 @@ def main():
             cells.append(" / ".join(parts))
         print(f"| {n} | " + " | ".join(cells) + " |")
 
-    print("\n## Queries about something else that get no hit (fitted part / checked part)\n")
+    print("\n## Queries about something else whose verdict is none (fitted part / checked part)\n")
     print(head)
     for n in sets(ELSEWHERE):
         cells = []
@@ -205,9 +208,9 @@ def main():
             cells.append(" / ".join(parts))
         print(f"| {n} | " + " | ".join(cells) + " |")
 
-    print("\n## The score: median for a relevant top hit, and the share relevant by score (top 10 of each query)\n")
-    print("| mode | set | part | queries | median score, relevant top-1 | under 0.2 | 0.2-0.5 | 0.5-0.8 | 0.8 and up |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n## The score: median for a relevant top hit, calibration error, and the share relevant by score (top 10 of each query)\n")
+    print("| mode | set | part | queries | median score, relevant top-1 | ECE (10 bins) | under 0.2 | 0.2-0.5 | 0.5-0.8 | 0.8 and up |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for mode in MODES:
         s = scales[mode]
         for n in sets(LABELLED):
@@ -215,7 +218,7 @@ def main():
                 qs = [best for q, best in top10(n, mode) if best and fitted(n, q) == p]
                 if not qs:
                     continue
-                score = lambda e, best: 1 / (1 + np.exp(-(s[0] + s[1] * e + s[2] * (e - best[0][0]))))
+                score = lambda e, best: 1 / (1 + np.exp(-(s[0] + s[1] * e)))
                 tops = [score(best[0][0], best) for best in qs if best[0][1][6]]
                 pairs = [(score(e, best), x[6]) for best in qs for e, x in best]
                 cells = []
@@ -223,7 +226,10 @@ def main():
                     r = [rel for sc, rel in pairs if lo <= sc < hi]
                     cells.append(f"{100 * np.mean(r):.0f}% of {len(r)}" if r else "-")
                 med = f"{np.median(tops):.2f}" if tops else "-"
-                print(f"| {mode} | {n} | {'fitted' if p else 'checked'} | {len(qs)} | {med} | " + " | ".join(cells) + " |")
+                print(f"| {mode} | {n} | {'fitted' if p else 'checked'} | {len(qs)} | {med} | {ece(pairs):.3f} | " + " | ".join(cells) + " |")
+
+    verdicts(rules, scales, rule_of)
+    typos(rules, scales, rule_of)
 
     # What keeping every relevant test claim would cost: the rule's value
     # of the lowest test claim with a relevant record in its top 10, and
@@ -250,6 +256,78 @@ def main():
                                        for q, _ in top10(n, column)])
             cells.append(f"{100 * rate(t):.0f}% / {100 * rate(keep):.0f}%")
         print(f"| {column} | {len(lost)} | {keep:.2f} ({t:.2f}) | " + " | ".join(cells) + " |")
+
+
+def ece(pairs, bins=10):
+    """Expected calibration error: the gap between the mean score and the
+    share relevant in each tenth of the scale, weighed by its hits."""
+    total = len(pairs)
+    error = 0.0
+    for b in range(bins):
+        inside = [(s, r) for s, r in pairs if b / bins <= s < (b + 1) / bins or (b == bins - 1 and s >= 1)]
+        if inside:
+            error += len(inside) / total * abs(np.mean([s for s, _ in inside]) - np.mean([r for _, r in inside]))
+    return error
+
+
+def verdict_of(mode, rules, scales, rule_of, column, name, q, best):
+    """none, weak or strong, as papers says it."""
+    if not best or not rule_of(column)(name, q, best):
+        return "none"
+    s = scales[mode]
+    top = 1 / (1 + np.exp(-(s[0] + s[1] * best[0][0])))
+    return "strong" if top >= 0.5 else "weak"
+
+
+def verdicts(rules, scales, rule_of):
+    print("\n## Verdicts: queries with a relevant paper in their top 10 that get none, and the verdicts of labelled queries (fitted part / checked part)\n")
+    print("| mode | set | part | queries | relevant in top 10, verdict none | strong | weak | none |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in MODES:
+        for n in sets(LABELLED + [t + "-typos" for t in TYPOS]):
+            for p in (True, False):
+                qs = [(q, best) for q, best in top10(n, mode) if fitted(n, q) == p]
+                if not qs:
+                    continue
+                v = [verdict_of(mode, rules, scales, rule_of, mode, n, q, best) for q, best in qs]
+                found = [vv for (q, best), vv in zip(qs, v) if any(x[6] for _, x in best)]
+                lost = sum(1 for vv in found if vv == "none")
+                share = lambda k: f"{100 * v.count(k) / len(v):.0f}%"
+                print(f"| {mode} | {n} | {'fitted' if p else 'checked'} | {len(qs)} | "
+                      f"{100 * lost / max(len(found), 1):.1f}% of {len(found)} | {share('strong')} | {share('weak')} | {share('none')} |")
+
+
+def ranking_quality(best):
+    """MRR@10 and nDCG@10 (binary relevance) of one query's top 10."""
+    rr = next((1 / (i + 1) for i, (_, x) in enumerate(best) if x[6]), 0.0)
+    dcg = sum(x[6] / np.log2(i + 2) for i, (_, x) in enumerate(best))
+    n = best[0][1][8] if best else 0
+    ideal = sum(1 / np.log2(i + 2) for i in range(min(n, 10)))
+    return rr, (dcg / ideal if ideal else 0.0)
+
+
+def typos(rules, scales, rule_of):
+    print("\n## Typos: MRR@10 and nDCG@10 of clean queries, typo'd ones as typed, and as corrected; fitted part / checked part\n")
+    print("| mode | set | part | clean MRR@10 / nDCG@10 | typos as typed | typos corrected | corrected / clean | strong when clean, none with typos |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in MODES:
+        for n in TYPOS:
+            if load(n) is None or load(n + "-typos") is None:
+                continue
+            for p in (True, False):
+                cells = []
+                for name in [n, n + "-typos-raw", n + "-typos"]:
+                    qs = [best for q, best in top10(name, mode) if fitted(name, q) == p]
+                    m = np.array([ranking_quality(b) if b else (0.0, 0.0) for b in qs])
+                    cells.append(m.mean(axis=0))
+                clean = dict(top10(n, mode))
+                typo = dict(top10(n + "-typos", mode))
+                flips = sum(1 for q in clean if fitted(n, q) == p
+                            and verdict_of(mode, rules, scales, rule_of, mode, n, q, clean[q]) == "strong"
+                            and verdict_of(mode, rules, scales, rule_of, mode, n + "-typos", q, typo.get(q, [])) == "none")
+                ratio = cells[2] / np.maximum(cells[0], 1e-9)
+                fmt = lambda c: f"{c[0]:.3f} / {c[1]:.3f}"
+                print(f"| {mode} | {n} | {'fitted' if p else 'checked'} | {fmt(cells[0])} | {fmt(cells[1])} | {fmt(cells[2])} | {ratio[0]:.3f} / {ratio[1]:.3f} | {flips} |")
 
 
 if __name__ == "__main__":

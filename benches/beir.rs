@@ -156,6 +156,18 @@ fn main() -> BoxResult<()> {
             dump::write(out, "scifact-train", &index, &model, &own(&judged))?;
             dump::write(out, "scifact-test", &index, &model, &own(&test))?;
             dump::write(out, "seeds", &seeds_index, &model, &labelled)?;
+            // Typos, searched as typed and as search corrects them; and
+            // how many clean queries the correction changes.
+            let mut spelling = String::new();
+            let typed = dump::typos(&labelled, 0x5851_f42d_4c95_7f2d);
+            let (fixed, changed) = dump::spelled(&typed, &seeds_index, &model)?;
+            let (_, clean) = dump::spelled(&labelled, &seeds_index, &model)?;
+            spelling += &format!(
+                "seeds: {} queries, {changed} with typos corrected, {clean} clean ones changed\n",
+                labelled.len()
+            );
+            dump::write(out, "seeds-typos-raw", &seeds_index, &model, &typed)?;
+            dump::write(out, "seeds-typos", &seeds_index, &model, &fixed)?;
             dump::write(out, "cs-on-scifact", &index, &model, &foreign)?;
             dump::write(
                 out,
@@ -190,6 +202,25 @@ fn main() -> BoxResult<()> {
                 let (titles, typed) = dump::arxiv(&arxiv, 10)?;
                 dump::write(out, "arxiv-titles", &arxiv, &model, &titles)?;
                 dump::write(out, "arxiv-typed", &arxiv, &model, &typed)?;
+                for (name, set, seed) in [
+                    ("arxiv-titles", &titles, 0x2545_f491_4f6c_dd1d_u64),
+                    ("arxiv-typed", &typed, 0x9e37_79b9_7f4a_7c15),
+                ] {
+                    let typos = dump::typos(set, seed);
+                    let (fixed, changed) = dump::spelled(&typos, &arxiv, &model)?;
+                    let (_, clean) = dump::spelled(set, &arxiv, &model)?;
+                    spelling += &format!(
+                        "{name}: {} queries, {changed} with typos corrected, {clean} clean ones changed\n",
+                        set.len()
+                    );
+                    dump::write(out, &format!("{name}-typos-raw"), &arxiv, &model, &typos)?;
+                    dump::write(out, &format!("{name}-typos"), &arxiv, &model, &fixed)?;
+                }
+                let (all_titles, _) = dump::arxiv(&arxiv, 1)?;
+                spelling += &format!(
+                    "arXiv titles on the seeds: {}",
+                    dump::new_terms(&all_titles, &seeds_index, &model)?
+                );
                 dump::write(out, "scifact-test-on-arxiv", &arxiv, &model, &none(&test))?;
                 dump::write(
                     out,
@@ -199,24 +230,30 @@ fn main() -> BoxResult<()> {
                     &dump::nonsense(100, 0x1234_5678_9abc_def1),
                 )?;
             }
+            eprint!("{spelling}");
+            std::fs::write(out.join("spelling.txt"), spelling)?;
             return Ok(());
         }
         return calibrate::run(&index, &model, &judged, &test, &root);
     }
     // The ranking's quality, every hit listed (`--min-score 0`), as the
-    // published scores count; then each mode at the defaults, where a
-    // claim judged to match nothing lists no hit (see
-    // `papers::search::relevance`).
+    // published scores count; then each mode at the defaults (every query
+    // lists its ranking, whatever its verdict) and with `--strict`, where a
+    // claim whose verdict is none lists no hit (see
+    // `papers::search::verdict`).
     let mut table = Vec::new();
     let runs = [
-        (Mode::Semantic, Some(0.0), "semantic"),
-        (Mode::Lexical, Some(0.0), "lexical"),
-        (Mode::Hybrid, Some(0.0), "hybrid"),
-        (Mode::Semantic, None, "semantic, defaults"),
-        (Mode::Lexical, None, "lexical, defaults"),
-        (Mode::Hybrid, None, "hybrid, defaults"),
+        (Mode::Semantic, Some(0.0), false, "semantic"),
+        (Mode::Lexical, Some(0.0), false, "lexical"),
+        (Mode::Hybrid, Some(0.0), false, "hybrid"),
+        (Mode::Semantic, None, false, "semantic, defaults"),
+        (Mode::Lexical, None, false, "lexical, defaults"),
+        (Mode::Hybrid, None, false, "hybrid, defaults"),
+        (Mode::Semantic, None, true, "semantic, --strict"),
+        (Mode::Lexical, None, true, "lexical, --strict"),
+        (Mode::Hybrid, None, true, "hybrid, --strict"),
     ];
-    for (mode, min_score, name) in runs {
+    for (mode, min_score, strict, name) in runs {
         let started = Instant::now();
         let mut sums = [0f64; 3];
         let mut n = 0;
@@ -226,6 +263,7 @@ fn main() -> BoxResult<()> {
                 options: SearchOptions {
                     mode,
                     min_score,
+                    strict,
                     ..options.clone()
                 },
                 explain: false,

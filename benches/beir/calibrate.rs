@@ -184,6 +184,14 @@ pub(crate) fn pools(
         }
         let bound = lexical.bound(&papers::analysis::Analysis::CURRENT.distinct_terms(text));
         let mut scored = lexical.score(text)?;
+        // Every candidate carries its own BM25 share, as search gives it
+        // (a cosine candidate past the BM25 pool too).
+        let words: HashMap<usize, f32> = scored.iter().copied().collect();
+        for c in pool.values_mut() {
+            c.share = words
+                .get(&c.row)
+                .map_or(0.0, |bm25| (bm25 / bound).clamp(0.0, 1.0));
+        }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (rank, (row, bm25)) in scored.into_iter().take(POOL).enumerate() {
             let c = pool.entry(row).or_insert_with(|| Candidate {

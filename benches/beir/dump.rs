@@ -112,3 +112,110 @@ pub fn arxiv(index: &Index, every: usize) -> BoxResult<(Set, Set)> {
     }
     Ok((titles, typed))
 }
+
+/// The queries of `set` with typos: in a third of the words of 5+ letters
+/// (every third such word, from a seeded start), one letter swapped with
+/// the next, dropped or doubled, in turn.
+pub fn typos(set: &Set, mut seed: u64) -> Set {
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    set.iter()
+        .map(|(query, relevant)| {
+            let mut long = 0usize;
+            let start = (next() % 3) as usize;
+            let words: Vec<String> = query
+                .split(' ')
+                .map(|word| {
+                    let letters: Vec<char> = word.chars().collect();
+                    if letters.len() < 5 || !letters.iter().all(|c| c.is_alphabetic()) {
+                        return word.to_string();
+                    }
+                    long += 1;
+                    if (long - 1) % 3 != start % 3 {
+                        return word.to_string();
+                    }
+                    let mut w = letters.clone();
+                    // Never the first letter: people rarely get that wrong.
+                    let at = 1 + (next() as usize) % (w.len() - 2);
+                    match next() % 3 {
+                        0 => w.swap(at, at + 1),
+                        1 => {
+                            w.remove(at);
+                        }
+                        _ => w.insert(at, w[at]),
+                    }
+                    w.into_iter().collect()
+                })
+                .collect();
+            (words.join(" "), relevant.clone())
+        })
+        .collect()
+}
+
+/// `set` as search corrects it against `index`'s terms, and how many of
+/// its queries the correction changed.
+pub fn spelled(set: &Set, index: &Index, model: &dyn Embedder) -> BoxResult<(Set, usize)> {
+    let words = papers::search::spelling::Terms::of(index, Some(model))?;
+    let mut changed = 0;
+    let out = set
+        .iter()
+        .map(|(query, relevant)| {
+            let spelled = papers::search::spelling::correct(query, &words);
+            changed += usize::from(!spelled.changes.is_empty());
+            (spelled.text, relevant.clone())
+        })
+        .collect();
+    Ok((out, changed))
+}
+
+/// Words of `titles` (5+ letters, letters only) that `index` does not
+/// know, and how many of them spelling correction would change, as typed
+/// and lower-cased: what it does to a new term.
+pub fn new_terms(titles: &Set, index: &Index, model: &dyn Embedder) -> BoxResult<String> {
+    let lexical = index.lexical()?;
+    let mut words: Vec<String> = titles
+        .iter()
+        .flat_map(|(t, _)| t.split(|c: char| !c.is_alphanumeric()).map(str::to_string))
+        .filter(|w| w.len() >= 5 && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .filter(|w| {
+            papers::analysis::Analysis::CURRENT
+                .term(w)
+                .is_some_and(|t| lexical.documents(&t) == 0)
+        })
+        .collect();
+    words.sort();
+    words.dedup();
+    let words_of = papers::search::spelling::Terms::of(index, Some(model))?;
+    let changed = |w: &str| {
+        !papers::search::spelling::correct(w, &words_of)
+            .changes
+            .is_empty()
+    };
+    let named: Vec<&String> = words
+        .iter()
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    let typed = words.iter().filter(|w| changed(w)).count();
+    let lower = words.iter().filter(|w| changed(&w.to_lowercase())).count();
+    let named_typed = named.iter().filter(|w| changed(w)).count();
+    let named_lower = named.iter().filter(|w| changed(&w.to_lowercase())).count();
+    let examples: Vec<String> = words
+        .iter()
+        .filter_map(|w| {
+            let s = papers::search::spelling::correct(&w.to_lowercase(), &words_of);
+            s.changes.first().map(|(a, b)| format!("{a}->{b}"))
+        })
+        .take(15)
+        .collect();
+    Ok(format!(
+        "{} unknown title words of 5+ letters: {typed} changed as typed, {lower} lower-cased; \
+         {} of them capitalised: {named_typed} changed as typed, {named_lower} lower-cased; e.g. {}\n",
+        words.len(),
+        named.len(),
+        examples.join(", ")
+    ))
+}

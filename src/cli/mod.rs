@@ -164,8 +164,8 @@ pub struct RankArgs {
     limit: u64,
 
     /// Only results scoring at least S (0 to 1): for search, the relevance
-    /// score [default: the -k best, or none when the query matches nothing
-    /// in the index; 0 lists the -k best anyway]; for similar, the cosine
+    /// score [default: the -k best, whatever the query's verdict]; for
+    /// similar, the cosine
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_fraction)]
     min_score: Option<f32>,
 
@@ -256,6 +256,7 @@ impl RankArgs {
         let ranking = papers::request::Ranking {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
+            strict: false,
             strategy: match (self.exact, self.graph, self.strategy) {
                 (true, _, _) => Strategy::Exact,
                 (_, true, _) => Strategy::Graph,

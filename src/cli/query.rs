@@ -42,6 +42,11 @@ pub struct SearchArgs {
     #[arg(long)]
     explain: bool,
 
+    /// Print nothing when the query's verdict is none (nothing in the index
+    /// is about it) instead of the closest papers
+    #[arg(long)]
+    strict: bool,
+
     #[command(flatten)]
     rank: RankArgs,
 
@@ -170,6 +175,7 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     };
     let options = SearchOptions {
         mode,
+        strict: args.strict,
         ..args.rank.options()?
     };
     let searcher = Searcher::open_for(&ctx.index_dir, &args.model.choice(), &options, &|m| {

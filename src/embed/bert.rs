@@ -178,6 +178,10 @@ impl Embedder for BertEmbedder {
         self.tokens.windows(text)
     }
 
+    fn knows_word(&self, word: &str) -> bool {
+        self.tokens.is_token(word)
+    }
+
     fn dimension(&self) -> usize {
         self.config.dimension
     }

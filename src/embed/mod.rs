@@ -56,6 +56,13 @@ pub trait Embedder {
         progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
     ) -> Result<Vec<Vec<f32>>>;
 
+    /// Whether `word` (lower-case) is a word of the model's vocabulary
+    /// whole, so a real word rather than a typo; false when it cannot say.
+    fn knows_word(&self, word: &str) -> bool {
+        let _ = word;
+        false
+    }
+
     /// The passages past the truncation point of a text too long for the
     /// model, overlapping a little, to be embedded separately so that the
     /// end of a long abstract is searchable too; empty for texts that fit.

@@ -44,6 +44,12 @@ impl Tokens {
         })
     }
 
+    /// Whether `word` is one whole token of the vocabulary (for an
+    /// uncased WordPiece model, a common English word, lower-cased).
+    pub fn is_token(&self, word: &str) -> bool {
+        self.tokenizer.token_to_id(word).is_some()
+    }
+
     /// Token ids of `text` after truncation, special tokens included.
     pub fn ids(&self, text: &str) -> Result<Vec<u32>> {
         let encoding = self

@@ -10,6 +10,9 @@ use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::lexical::Params;
 
+/// The best rows with their scores, and the scores of the rows asked for.
+type TopAnd = (Vec<(usize, f32)>, Vec<f32>);
+
 /// BM25 over a set of segments, with statistics over all of them.
 pub struct Lexical {
     segments: Vec<Segment>,
@@ -40,6 +43,28 @@ impl Lexical {
         let n = self.docs() as f32;
         let df = df as f32;
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// How many records hold `term` (an analysed term), over every
+    /// segment: a binary search of each one's term table.
+    pub fn documents(&self, term: &str) -> u64 {
+        self.segments.iter().map(|s| s.df(term) as u64).sum()
+    }
+
+    /// Up to `n` rows holding `term`, first rows first.
+    pub fn rows_with(&self, term: &str, n: usize) -> Result<Vec<usize>> {
+        let mut rows = Vec::new();
+        for segment in &self.segments {
+            if rows.len() >= n {
+                break;
+            }
+            segment.postings(term, |row, _, _| {
+                if rows.len() < n {
+                    rows.push(row);
+                }
+            })?;
+        }
+        Ok(rows)
     }
 
     /// The most a record could score for a query of these distinct `terms`
@@ -81,6 +106,19 @@ impl Lexical {
         k: usize,
         keep: &dyn Fn(usize) -> bool,
     ) -> Result<Vec<(usize, f32)>> {
+        Ok(self.score_top_and(terms, k, keep, &[])?.0)
+    }
+
+    /// [`Lexical::score_top`], and the scores of the rows `also` names
+    /// (0 for a row no query term matches), from the same pass: what a
+    /// hybrid search needs for candidates the top `k` did not reach.
+    pub fn score_top_and(
+        &self,
+        terms: &[String],
+        k: usize,
+        keep: &dyn Fn(usize) -> bool,
+        also: &[usize],
+    ) -> Result<TopAnd> {
         /// A hit ordered by how bad it is: the heap's top is the one to drop.
         #[derive(PartialEq)]
         struct Worse(f32, usize);
@@ -112,10 +150,16 @@ impl Lexical {
                     floor = best.peek().map_or(0.0, |w: &Worse| w.0);
                 }
             }
-            best.into_sorted_vec()
+            let top = best
+                .into_sorted_vec()
                 .into_iter()
                 .map(|w| (w.1, w.0))
-                .collect()
+                .collect();
+            let named = also
+                .iter()
+                .map(|&row| scores.get(row).copied().unwrap_or(0.0))
+                .collect();
+            (top, named)
         })
     }
 

@@ -72,6 +72,10 @@ pub struct Hits {
     /// `feed` only: which papers were ranked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranked: Option<String>,
+    /// `search` only: the query as searched, when a typo in it was
+    /// corrected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub searched: Option<String>,
     /// Best first.
     pub hits: Vec<Hit>,
 }
@@ -118,6 +122,12 @@ pub struct Hit {
     /// `feed`: the liked paper of that tag it is closest to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub because: Option<Because>,
+    /// `search`: the query's verdict, the same on every hit: `strong` (the
+    /// best hit is more likely relevant than not), `weak` (papers of the
+    /// query's field, none plainly about it) or `none` (nothing in the
+    /// index is about it; the closest papers are listed all the same).
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
 
 /// Why the feed chose a paper.
@@ -189,6 +199,7 @@ fn hit(rank: usize, score: f32, paper: &Paper, evidence: Option<&str>, detail: D
         abstract_text: full.then(|| clip(&paper.text, LIST_ABSTRACT_BYTES)),
         tag: None,
         because: None,
+        verdict: None,
     }
 }
 
@@ -227,6 +238,7 @@ fn fit(detail: Detail, total: usize, hits: Vec<Hit>, ranked: Option<String>) -> 
         returned: kept.len(),
         truncated: kept.len() < total,
         ranked,
+        searched: None,
         hits: kept,
     }
 }
@@ -237,9 +249,15 @@ pub fn hits(results: &Results, detail: Detail) -> Hits {
         .found
         .iter()
         .enumerate()
-        .map(|(i, f)| hit(i + 1, f.hit.score, &f.paper, f.evidence.as_deref(), detail))
+        .map(|(i, f)| {
+            let mut hit = hit(i + 1, f.hit.score, &f.paper, f.evidence.as_deref(), detail);
+            hit.verdict = results.notes.verdict.map(|v| v.name().to_string());
+            hit
+        })
         .collect();
-    fit(detail, results.found.len(), hits, None)
+    let mut hits = fit(detail, results.found.len(), hits, None);
+    hits.searched = results.notes.searched.clone();
+    hits
 }
 
 /// The feed at `detail`.

@@ -32,8 +32,8 @@ pub enum ModeArg {
 /// The CLI's filters, under their long names without dashes.
 #[derive(JsonSchema)]
 pub struct Filters {
-    /// Only hits scoring at least this (0 to 1; for search, 0 lists the k
-    /// best even when nothing matches; for similar, the cosine).
+    /// Only hits scoring at least this (0 to 1: for search, the relevance
+    /// score; for similar, the cosine).
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_score: Option<f32>,
     /// Only papers published on or after this day (YYYY-MM-DD).
@@ -67,6 +67,9 @@ pub struct SearchArgs {
     pub mode: Option<ModeArg>,
     /// How much each hit carries (default evidence).
     pub detail: Option<DetailArg>,
+    /// Nothing at all when the verdict is `none` (default false: the
+    /// closest papers are listed with `match` "none").
+    pub strict: Option<bool>,
     /// The filters.
     #[serde(flatten)]
     pub filters: Filters,

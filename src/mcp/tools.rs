@@ -62,8 +62,9 @@ fn specs() -> Vec<Spec> {
             "search",
             "Search papers",
             "Search the local index of paper abstracts by meaning and words. Takes the CLI's \
-             filters and mode. Hits are best first with a relevance score from 0 to 1 (an empty \
-             list: nothing in the index is about the query); cite them by id.",
+             filters and mode. Hits are best first with a relevance score from 0 to 1 and the query's verdict \
+             (`match` on each hit: strong, weak, or none when nothing in the index is about it); \
+             `searched` gives the query as searched when a typo was corrected. Cite hits by id.",
             Read,
         ),
         spec::<SimilarArgs, Hits>(
@@ -198,6 +199,7 @@ fn run(
                 "mode",
                 "detail",
                 "min_score",
+                "strict",
             ]))?;
             let question = Query {
                 paragraphs: search::paragraphs(&p.query("query")?)?,

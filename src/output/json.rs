@@ -24,13 +24,18 @@
 //! | `lexical`         | object or null  | `{rank, score}` in the BM25 ranking, null when no query word matched; absent in semantic mode |
 //! | `evidence`        | string          | the sentence of the abstract closest to the query |
 //! | `query_paragraph` | integer         | with `--file`: the query paragraph it matched best (1-based) |
+//! | `match`           | string          | the query's verdict: `strong`, `weak` or `none` (the same on every hit) |
+//! | `searched`        | string          | the query as searched, when a typo in it was corrected |
 //!
 //! `score` is on one scale in every search mode: relevance, 0 to 1, the
 //! share of hits given that score that were relevant on three collections
-//! (see `papers::search::relevance`); hits are ordered by it (unless
-//! `--sort`). A query about nothing in the index gives no lines; one that
-//! matches gives its `-k` best. `--min-score S` keeps the hits scoring at
-//! least S (0: the `-k` best even when nothing matches). `semantic.score` is the cosine and
+//! (see `papers::search::relevance`); it depends on the query and the
+//! paper alone, never on the other hits, and hits are ordered by it
+//! (unless `--sort`). Every query gives its `-k` best; `match` says
+//! whether the index holds anything about it (`none`: the closest papers,
+//! none about it; `strong`: the best hit scored 0.5 or more; `weak`: the
+//! rest). `--strict` gives no lines for a query whose verdict is `none`;
+//! `--min-score S` keeps the hits scoring at least S. `semantic.score` is the cosine and
 //! `lexical.score` the BM25 score. For `similar`, `score` is the cosine,
 //! 0 for anything pointing away. See `papers::search::relevance`.
 //!
@@ -112,6 +117,10 @@ struct WireHit<'a> {
     evidence: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     query_paragraph: Option<usize>,
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    searched: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -242,6 +251,8 @@ pub fn hit_objects(results: &Results) -> Vec<String> {
                 lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
                 evidence: found.evidence.as_deref(),
                 query_paragraph: found.query_paragraph,
+                verdict: notes.verdict.map(|v| v.name()),
+                searched: notes.searched.as_deref(),
             })
         })
         .collect()

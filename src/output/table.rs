@@ -23,7 +23,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::style::{paint, BOLD, DIM, GREEN, YELLOW};
 use crate::paper::Paper;
-use crate::search::{Mode, Results, Sort};
+use crate::search::{Mode, Results, Sort, Verdict};
 
 /// Narrower than this, the date column is left out.
 const DATE_FROM: usize = 70;
@@ -156,16 +156,38 @@ fn legend(mode: Option<Mode>) -> String {
     }
 }
 
+/// The line above a text query's table: its verdict, and the query as
+/// searched when a typo was corrected.
+fn verdict_line(notes: &crate::search::Annotations) -> Option<String> {
+    let verdict = notes.verdict?;
+    Some(match &notes.searched {
+        Some(searched) => format!("{} · searched for: {searched}", verdict.sentence()),
+        None => verdict.sentence().to_string(),
+    })
+}
+
 /// Writes the table of a result list, or a line saying nothing matched.
 pub fn hits<W: Write>(out: &mut W, results: &Results, color: bool, width: usize) -> io::Result<()> {
     let notes = &results.notes;
     if results.found.is_empty() {
-        let why = match (notes.mode, notes.min_score) {
-            (Some(_), None) => "no paper matched: nothing in the index is about this (--min-score 0 lists the closest papers anyway)".to_string(),
-            (Some(_), Some(s)) if s > 0.0 => format!("no paper matched: nothing scored {s} or more (--min-score 0 lists the closest papers anyway)"),
+        let why = match (notes.verdict, notes.min_score) {
+            (Some(_), Some(s)) if s > 0.0 => {
+                format!("no paper matched: nothing scored {s} or more")
+            }
+            (Some(Verdict::None), _) => {
+                "no paper matched: nothing in the index is about this".to_string()
+            }
             _ => "no paper matched".to_string(),
         };
         return writeln!(out, "{}", paint(&why, DIM, color));
+    }
+    if let Some(line) = verdict_line(notes) {
+        let style = if notes.verdict == Some(Verdict::Strong) {
+            BOLD
+        } else {
+            DIM
+        };
+        writeln!(out, "{}", paint(&line, style, color))?;
     }
     let rank_w = results.found.len().to_string().len().max(1);
     let ids: Vec<String> = results.found.iter().map(|f| display_id(&f.paper)).collect();

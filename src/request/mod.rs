@@ -176,6 +176,8 @@ pub struct Ranking {
     pub limit: usize,
     /// The least score a hit may have.
     pub min_score: Option<f32>,
+    /// Nothing for a text query whose verdict is `none`.
+    pub strict: bool,
     /// How candidates are found.
     pub strategy: Strategy,
     /// Which rankings (text queries only).
@@ -225,6 +227,7 @@ impl Ranking {
         Ok(SearchOptions {
             limit: self.limit,
             min_score: self.min_score,
+            strict: self.strict,
             strategy: self.strategy,
             mode: self.mode,
             dates: DateRange {

@@ -18,7 +18,9 @@ use super::found::{Annotations, Found, Results};
 use super::options::{Mode, SearchOptions};
 use super::rank::Hit;
 use super::retrieve;
+use super::spelling::{self, Spelled};
 use super::syntax::Parsed;
+use super::verdict::Verdict;
 
 /// A search: one or more query paragraphs and how to rank.
 #[derive(Clone, Debug)]
@@ -69,7 +71,7 @@ pub fn open(
             Err(e) => {
                 let index = Index::open(dir)?;
                 note(&format!(
-                    "no-match decided by words alone (the model did not load: {e})"
+                    "verdict decided by words alone (the model did not load: {e})"
                 ));
                 Ok((index, None))
             }
@@ -128,8 +130,16 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let deadline = crate::deadline::current();
     let options = &query.options;
     let paragraphs = &query.paragraphs;
-    // Each paragraph parsed and analysed once, for every step below.
-    let parsed: Vec<Parsed> = paragraphs.iter().map(|p| Parsed::new(p)).collect();
+    // Unknown words corrected against the index's terms, then each
+    // paragraph parsed and analysed once, for every step below.
+    let bm25 = index.lexical()?;
+    let words = spelling::Terms::of(index, model)?;
+    let spelled: Vec<Spelled> = paragraphs
+        .iter()
+        .map(|p| spelling::correct(p, &words))
+        .collect();
+    let corrected = spelled.iter().any(|s| !s.changes.is_empty());
+    let parsed: Vec<Parsed> = spelled.iter().map(|s| Parsed::new(&s.text)).collect();
     let vectors = match (options.mode, model) {
         (Mode::Lexical, None) => None,
         (_, Some(model)) => {
@@ -140,13 +150,16 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
 
-    // Each paragraph's top hits; a record keeps its best paragraph.
+    // Each paragraph's top hits; a record keeps its best paragraph, and
+    // the query the best verdict of its paragraphs.
     let mut best: HashMap<usize, (Hit, usize)> = HashMap::new();
+    let mut verdict = Verdict::None;
     for (p, query) in parsed.iter().enumerate() {
         let vector = vectors.as_ref().map(|v| v[p].as_slice());
-        let hits = retrieve::search_parsed(index, query, vector, options)?;
+        let ranking = retrieve::search_parsed(index, query, vector, options)?;
         deadline.check()?;
-        for hit in hits {
+        verdict = verdict.max(ranking.verdict);
+        for hit in ranking.hits {
             let slot = best.entry(hit.row).or_insert((hit, p));
             if hit.score > slot.0.score {
                 *slot = (hit, p);
@@ -183,14 +196,11 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
                 })
                 .collect()
         }
-        _ => {
-            let bm25 = index.lexical()?;
-            texts
-                .iter()
-                .zip(&ranked)
-                .map(|(t, (_, p))| evidence::by_words(t, &terms[*p], bm25).to_string())
-                .collect()
-        }
+        _ => texts
+            .iter()
+            .zip(&ranked)
+            .map(|(t, (_, p))| evidence::by_words(t, &terms[*p], bm25).to_string())
+            .collect(),
     };
     let several = paragraphs.len() > 1;
     let notes = Annotations {
@@ -200,6 +210,14 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
         explain: query.explain,
         min_score: options.min_score,
         sort: Default::default(),
+        verdict: Some(verdict),
+        searched: corrected.then(|| {
+            spelled
+                .iter()
+                .map(|s| s.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        }),
     };
     Ok(Results {
         found: ranked

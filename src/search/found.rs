@@ -23,11 +23,15 @@ pub struct Annotations {
     /// Show evidence and per-mode ranks in the table.
     pub explain: bool,
     /// The `--min-score` a text query's hits had to reach, when one was
-    /// given, so an empty list says whether it or the no-match rule emptied it.
+    /// given, so an empty list says whether it or `--strict` emptied it.
     pub min_score: Option<f32>,
     /// The order the hits are in, so the table shows the column they are
     /// sorted by.
     pub sort: Sort,
+    /// A text query's verdict: whether the index holds anything about it.
+    pub verdict: Option<super::Verdict>,
+    /// The query as searched, when spelling corrections changed it.
+    pub searched: Option<String>,
 }
 
 /// A ranked list: the hits best first, and what to print with them.

@@ -23,13 +23,19 @@ pub mod rank;
 pub mod relevance;
 pub mod retrieve;
 mod searcher;
+pub mod spelling;
 pub mod syntax;
+pub mod verdict;
 
 pub use answer::{paragraphs, Query};
 pub use candidates::{resolve_strategy, strategy_for, QUANTIZED_FROM};
 pub use dupes::{near_duplicates, Dupe};
 pub use found::{Annotations, Found, Info, Pair, Results, Sort};
 pub use options::{DateRange, Fusion, Mode, Scope, SearchOptions, Strategy, FUSION_DEPTH};
-pub use rank::{combine, exact_scan, keep_best, rank, top_k, top_k_chunks, Hit, Ranked};
+pub use rank::{
+    combine, exact_scan, keep_best, rank, top_k, top_k_chunks, Decision, Hit, Measures, Ranked,
+    Ranking,
+};
 pub use retrieve::{search_text, similar, similar_to_set};
 pub use searcher::Searcher;
+pub use verdict::Verdict;

@@ -4,12 +4,14 @@
 /// Which rankings a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
-    /// Reciprocal rank fusion of the semantic and lexical rankings.
+    /// Both measurements at once: each record's cosine and BM25 share
+    /// weighed by one calibrated logistic score ([`super::relevance`]).
     #[default]
     Hybrid,
     /// Cosine similarity of the embeddings only.
     Semantic,
-    /// BM25 over the words only (no model is loaded).
+    /// Ranked by BM25 over the words only (the model, when at hand, only
+    /// gives the query's verdict).
     Lexical,
 }
 
@@ -141,9 +143,11 @@ pub struct SearchOptions {
     /// At most this many hits.
     pub limit: usize,
     /// Drop hits scoring below this: the relevance score for text queries
-    /// (default none, and a query that matches nothing gets no hits: see
-    /// [`super::relevance`]), the cosine for `similar` (default none).
+    /// (default none: every query lists its ranking, with its verdict, see
+    /// [`super::verdict`]), the cosine for `similar` (default none).
     pub min_score: Option<f32>,
+    /// List nothing for a text query whose verdict is `none`.
+    pub strict: bool,
     /// How to find candidates.
     pub strategy: Strategy,
     /// Which rankings to use (for text queries).
@@ -160,6 +164,7 @@ impl Default for SearchOptions {
         SearchOptions {
             limit: 10,
             min_score: None,
+            strict: false,
             strategy: Strategy::Auto,
             mode: Mode::Hybrid,
             dates: DateRange::default(),

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::options::{Mode, SearchOptions};
 use super::relevance;
+use super::verdict::Verdict;
 pub use crate::hit::{Hit, Ranked};
 use crate::vector::dot;
 
@@ -105,31 +106,55 @@ fn ranking(mut hits: Vec<Hit>, lexical: bool) -> Vec<Hit> {
     hits
 }
 
+/// A text query's ranking and its verdict.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ranking {
+    /// The hits, best first.
+    pub hits: Vec<Hit>,
+    /// Whether the index holds anything about the query.
+    pub verdict: Verdict,
+}
+
+/// What [`combine`] reads of a query besides its two lists: `bound` is
+/// the most the query's terms could score in BM25, `terms` how many
+/// distinct terms it has, `centre` its cosine with the collection's
+/// centre (hybrid mode's no-match rule reads it), `cosine(row)` and
+/// `bm25(row)` a record's cosine with the query and BM25 score for
+/// hybrid candidates that one list did not reach.
+pub struct Measures<'a> {
+    /// BM25's most for the query.
+    pub bound: f32,
+    /// The query's distinct analysed terms.
+    pub terms: usize,
+    /// The query's cosine with the collection's centre.
+    pub centre: f32,
+    /// A record's cosine with the query.
+    pub cosine: &'a dyn Fn(usize) -> f32,
+    /// A record's BM25 score for the query.
+    pub bm25: &'a dyn Fn(usize) -> f32,
+}
+
 /// Ranks semantic hits (cosine scores) and lexical hits (BM25 scores) as
 /// `options.mode` says, by their evidence ([`super::relevance`]), and
-/// scores them on the printed scale: `bound` is the most the query's terms
-/// could score in BM25, `terms` how many distinct terms it has, `centre`
-/// the query's cosine with the collection's centre (hybrid mode's no-match
-/// rule reads it),
-/// `cosine(row)` a record's cosine with the query for hybrid candidates the
-/// semantic list did not reach. Without `options.min_score`, a query whose
-/// best hits fail the mode's no-match rule gets none and one that passes
-/// gets its `limit` best (`decision` may say it was decided already); with
-/// it, hits scoring under it are left out (0 keeps the `limit` best). Either
-/// list may be partial (graph candidates, matching records only).
+/// scores each on the printed scale from its own measurements alone, so a
+/// record scores the same whatever else the lists hold. The verdict comes
+/// from the mode's no-match rule over the best ten and the best score
+/// (`decision` may say it was decided already); with `options.strict`, a
+/// query whose verdict is `none` gets no hits. `options.min_score` leaves
+/// out hits scoring under it. Either list may be partial (graph
+/// candidates, matching records only).
 pub fn combine(
     semantic: Vec<Hit>,
     lexical: Vec<Hit>,
-    (bound, terms, centre): (f32, usize, f32),
-    cosine: &dyn Fn(usize) -> f32,
+    measures: &Measures,
     options: &SearchOptions,
     decision: Decision,
-) -> Vec<Hit> {
+) -> Ranking {
     let semantic = ranking(semantic, false);
     let lexical = ranking(lexical, true);
     let share = |bm25: f32| {
-        if bound > 0.0 {
-            (bm25 / bound).clamp(0.0, 1.0)
+        if measures.bound > 0.0 {
+            (bm25 / measures.bound).clamp(0.0, 1.0)
         } else {
             0.0
         }
@@ -155,13 +180,21 @@ pub fn combine(
     // Each hit's evidence, with the measurements the no-match rule reads.
     let mut measured: Vec<(f32, f32, f32)> = Vec::with_capacity(hits.len());
     for hit in &mut hits {
-        let cos = hit.semantic.map_or_else(|| cosine(hit.row), |r| r.score);
-        let bm25 = hit.lexical.map_or(0.0, |r| share(r.score));
-        hit.score = relevance::evidence(mode, cos, bm25, terms);
+        let cos = match mode {
+            Mode::Lexical => 0.0,
+            _ => hit
+                .semantic
+                .map_or_else(|| (measures.cosine)(hit.row), |r| r.score),
+        };
+        let bm25 = match (mode, hit.lexical) {
+            (Mode::Semantic, _) => 0.0,
+            (_, Some(r)) => share(r.score),
+            (_, None) => share((measures.bm25)(hit.row)),
+        };
+        hit.score = relevance::evidence(mode, cos, bm25, measures.terms);
         measured.push((hit.score, cos, bm25));
     }
     measured.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let best = measured.first().map_or(f32::NEG_INFINITY, |m| m.0);
     let top = &measured[..measured.len().min(NO_MATCH_DEPTH)];
     let (best_cosine, best_share) = top
         .iter()
@@ -169,28 +202,39 @@ pub fn combine(
     let evidence = relevance::QueryEvidence {
         best_cosine,
         best_share,
-        terms,
-        centre,
+        terms: measures.terms,
+        centre: measures.centre,
     };
-    let judged = decision == Decision::ByRule && options.min_score.is_none();
-    if judged && !relevance::matching(mode).matches(&evidence) {
-        return Vec::new();
-    }
     let scale = relevance::scale(mode);
     for hit in &mut hits {
-        hit.score = scale.score(hit.score, best);
+        hit.score = scale.score(hit.score);
     }
-    rank(hits, options)
+    let best = measured.first().map(|m| scale.score(m.0));
+    let verdict = match decision {
+        Decision::ByRule => Verdict::of(mode, &evidence, best),
+        Decision::Matched => Verdict::from_best(best),
+        Decision::Given(verdict) => verdict,
+    };
+    if options.strict && verdict == Verdict::None {
+        hits.clear();
+    }
+    Ranking {
+        hits: rank(hits, options),
+        verdict,
+    }
 }
 
-/// Who decides whether a text query matches anything.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Who decides a text query's verdict.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Decision {
     /// The mode's own no-match rule, from the hits [`combine`] ranks.
     ByRule,
-    /// Decided before, to match: lexical mode with the query's meaning at
-    /// hand asks hybrid mode's rule first (`retrieve::search_parsed`).
+    /// Decided before, to match: only the best score splits strong from
+    /// weak.
     Matched,
+    /// Decided before: lexical mode with the query's meaning at hand asks
+    /// hybrid mode (`retrieve::search_parsed`).
+    Given(Verdict),
 }
 
 /// How many of a query's best hits the no-match rule reads.
@@ -250,28 +294,43 @@ mod tests {
         assert!(top_k(10, 0, |_| 1.0, |_| true).is_empty());
     }
 
+    fn measures<'a>(
+        bound: f32,
+        terms: usize,
+        cosine: &'a dyn Fn(usize) -> f32,
+        bm25: &'a dyn Fn(usize) -> f32,
+    ) -> Measures<'a> {
+        Measures {
+            bound,
+            terms,
+            centre: 0.0,
+            cosine,
+            bm25,
+        }
+    }
+
     #[test]
-    fn hybrid_scores_by_calibrated_probability() {
-        // Cosines 0.9, 0.8, 0.7; lexical matches 2 strongly, 1 weakly.
+    fn hybrid_scores_each_hit_by_its_own_measurements() {
+        // Cosines 0.9, 0.8, 0.7; lexical matches 2 strongly, 1 weakly; 0
+        // has words the lexical list did not reach.
         let semantic = vec![Hit::new(0, 0.9), Hit::new(1, 0.8), Hit::new(2, 0.7)];
         let lexical = vec![Hit::new(1, 1.0), Hit::new(2, 9.0), Hit::new(5, 2.0)];
         let cosine = |row: usize| if row == 5 { 0.3 } else { f32::NAN };
-        let options = SearchOptions {
-            min_score: Some(0.0),
-            ..Default::default()
-        };
+        let bm25 = |row: usize| if row == 0 { 0.5 } else { f32::NAN };
+        let options = SearchOptions::default();
+        let m = measures(10.0, 3, &cosine, &bm25);
         let hits = combine(
             semantic.clone(),
             lexical.clone(),
-            (10.0, 3, 0.0),
-            &cosine,
+            &m,
             &options,
             Decision::ByRule,
-        );
+        )
+        .hits;
         let rows: Vec<usize> = hits.iter().map(|h| h.row).collect();
         let p = |c, b| relevance::evidence(Mode::Hybrid, c, b, 3);
         let mut expected = [
-            (0, p(0.9, 0.0)),
+            (0, p(0.9, 0.05)),
             (1, p(0.8, 0.1)),
             (2, p(0.7, 0.9)),
             (5, p(0.3, 0.2)),
@@ -280,35 +339,34 @@ mod tests {
         assert_eq!(rows, expected.map(|e| e.0));
         let scale = relevance::scale(Mode::Hybrid);
         for (hit, (_, e)) in hits.iter().zip(expected) {
-            assert!((hit.score - scale.score(e, expected[0].1)).abs() < 1e-6);
+            assert!((hit.score - scale.score(e)).abs() < 1e-6);
             assert!((0.0..=1.0).contains(&hit.score));
         }
-        assert_eq!(
-            hits.iter()
-                .find(|h| h.row == 2)
-                .unwrap()
-                .lexical
-                .map(|r| r.rank),
-            Some(1)
-        );
-        assert_eq!(hits.iter().find(|h| h.row == 0).unwrap().lexical, None);
-        let floor = hits[1].score;
-        let floored = combine(
-            semantic,
-            lexical,
-            (10.0, 3, 0.0),
-            &cosine,
-            &SearchOptions {
-                min_score: Some(floor),
-                ..options
-            },
+        let lexical_rank = |row: usize| hits.iter().find(|h| h.row == row).unwrap().lexical;
+        assert_eq!(lexical_rank(2).map(|r| r.rank), Some(1));
+        assert_eq!(lexical_rank(0), None);
+        // A hit scores the same without the others, and the floor cuts by score.
+        let alone = combine(
+            vec![Hit::new(2, 0.7)],
+            vec![Hit::new(2, 9.0)],
+            &m,
+            &options,
             Decision::ByRule,
         );
-        assert_eq!(floored.len(), 2, "the floor applies to the probability");
+        let score = |hits: &[Hit], row: usize| hits.iter().find(|h| h.row == row).unwrap().score;
+        assert_eq!(score(&alone.hits, 2), score(&hits, 2));
+        let floor = hits[1].score;
+        let floored = SearchOptions {
+            min_score: Some(floor),
+            ..options
+        };
+        let cut = combine(semantic, lexical, &m, &floored, Decision::ByRule);
+        assert_eq!(cut.hits.len(), 2, "the floor applies to the probability");
     }
 
     #[test]
-    fn no_match_is_decided_per_query_and_a_match_lists_the_k_best() {
+    fn every_query_lists_its_ranking_with_a_verdict_and_strict_hides_none() {
+        let zero = |_: usize| 0.0;
         for mode in [Mode::Semantic, Mode::Hybrid] {
             let options = SearchOptions {
                 mode,
@@ -317,46 +375,51 @@ mod tests {
             // A strong best hit: every hit is listed, the weak one too.
             let strong = vec![Hit::new(0, 0.95), Hit::new(1, -0.2)];
             let words = vec![Hit::new(0, 10.0)];
-            let by_rule = Decision::ByRule;
-            let hits = combine(strong, words, (10.0, 3, 0.0), &|_| 0.0, &options, by_rule);
-            assert_eq!(hits.len(), 2, "{mode:?}: a match lists its k best");
-            assert!(hits[0].score > 0.5 && hits[1].score < hits[0].score);
-            // Nothing near: no hit at all, unless --min-score 0 asks.
+            let m = measures(10.0, 3, &zero, &zero);
+            let ranking = combine(strong, words, &m, &options, Decision::ByRule);
+            assert_eq!(ranking.hits.len(), 2, "{mode:?}: a match lists its k best");
+            assert_eq!(ranking.verdict, Verdict::Strong, "{mode:?}");
+            // Nothing near: the ranking all the same, with the verdict none.
             let weak = vec![Hit::new(0, 0.12), Hit::new(1, 0.05)];
-            let measures = (0.0, 3, 0.0);
-            let none = combine(
-                weak.clone(),
-                Vec::new(),
-                measures,
-                &|_| 0.0,
-                &options,
-                by_rule,
-            );
-            assert!(none.is_empty(), "{mode:?}: a cosine of 0.12 is no match");
-            let all = SearchOptions {
-                min_score: Some(0.0),
+            let m = measures(0.0, 3, &zero, &zero);
+            let none = combine(weak.clone(), Vec::new(), &m, &options, Decision::ByRule);
+            assert_eq!(none.verdict, Verdict::None, "{mode:?}: a cosine of 0.12");
+            assert_eq!(none.hits.len(), 2);
+            let strict = SearchOptions {
+                strict: true,
                 ..options
             };
-            assert_eq!(
-                combine(weak, Vec::new(), measures, &|_| 0.0, &all, by_rule).len(),
-                2
-            );
+            assert!(combine(weak, Vec::new(), &m, &strict, Decision::ByRule)
+                .hits
+                .is_empty());
         }
     }
 
     #[test]
-    fn a_lexical_query_decided_to_match_lists_even_weak_word_hits() {
+    fn a_verdict_decided_before_is_kept() {
         let options = SearchOptions {
             mode: Mode::Lexical,
             ..Default::default()
         };
-        // One query term of three, weakly: the words-only rule says no match.
         let weak = || vec![Hit::new(3, 1.0), Hit::new(4, 0.5)];
-        let measures = (30.0, 3, 0.0);
-        let none = |_: usize| 0.0;
-        assert!(combine(vec![], weak(), measures, &none, &options, Decision::ByRule).is_empty());
-        let hits = combine(vec![], weak(), measures, &none, &options, Decision::Matched);
-        assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [3, 4]);
-        assert!(hits[0].score > hits[1].score);
+        let zero = |_: usize| 0.0;
+        let m = measures(30.0, 3, &zero, &zero);
+        let by_rule = combine(vec![], weak(), &m, &options, Decision::ByRule);
+        assert_eq!(by_rule.verdict, Verdict::None, "one term of three, weakly");
+        let matched = combine(vec![], weak(), &m, &options, Decision::Matched);
+        assert_eq!(matched.verdict, Verdict::Weak);
+        assert_eq!(
+            matched.hits.iter().map(|h| h.row).collect::<Vec<_>>(),
+            [3, 4]
+        );
+        assert!(matched.hits[0].score > matched.hits[1].score);
+        let given = combine(
+            vec![],
+            weak(),
+            &m,
+            &options,
+            Decision::Given(Verdict::Strong),
+        );
+        assert_eq!(given.verdict, Verdict::Strong);
     }
 }

@@ -14,31 +14,30 @@
 //!    both measurements, hybrid mode never ranks a record below one that
 //!    is worse on both (SciFact test nDCG@10 0.7333, against 0.7218 for
 //!    the reciprocal-rank fusion it replaced).
-//! 2. **No match** ([`Matching`]): decided once per query, from its best
-//!    ten hits (their highest cosine and BM25 share), its length and, in
-//!    hybrid mode, its cosine with the collection's centre
-//!    ([`Index::centre`](crate::index::Index::centre)). A
-//!    query that matches lists its `-k` best; one that does not lists
-//!    nothing. Lexical mode asks hybrid mode's rule (the query's meaning
-//!    tells a query of another field that shares common words with the
-//!    collection); only without the model does it fall back to its own,
-//!    words-only rule. The rule was fitted to tell queries of a collection's own
-//!    field from queries of another field (biomedical claims asked of the
-//!    seeds, half of the seeds' computer-science queries asked of
-//!    SciFact), and its threshold is the highest that drops at most 1% of
-//!    the relevant records of each top 10 on SciFact's train claims and
-//!    half of the seeds' queries.
-//! 3. **Score** ([`Scale`]): `σ(a + b·e + c·(e − e_best))`, where `e` is the
-//!    hit's evidence and `e_best` that of the query's best hit. The best
-//!    hit's score says how strong the evidence is; each other hit's says
-//!    also how far it falls behind the best. Fitted on the top 10 of
-//!    queries from three collections at once (SciFact's train claims, half
-//!    of the seeds' queries, half of 400 known-item queries over 2,000
-//!    arXiv abstracts), each collection weighing the same: the score is
-//!    the share of hits given that score that were relevant, and it is
-//!    checked on the halves and the test claims the fit never saw. Hits
-//!    scored 0.8 and above were relevant 74% to 100% of the time on each
-//!    collection (where a band held more than ten hits), 0.5-0.8 44% to 97%, under 0.2 0% to 7%.
+//! 2. **Verdict** ([`Matching`], [`super::verdict`]): decided once per
+//!    query, from its best ten hits (their highest cosine and BM25 share),
+//!    its length and, in hybrid mode, its cosine with the collection's
+//!    centre ([`Index::centre`](crate::index::Index::centre)). A query
+//!    the rule turns away gets the verdict `none`; its ranking is listed
+//!    all the same (`--strict` lists nothing). Lexical mode asks hybrid
+//!    mode's rule (the query's meaning tells a query of another field that
+//!    shares common words with the collection); only without the model
+//!    does it fall back to its own, words-only rule. The rule was fitted to
+//!    tell queries of a collection's own field from queries of another
+//!    field (biomedical claims asked of the seeds, half of the seeds'
+//!    computer-science queries asked of SciFact), and its threshold is the
+//!    highest that calls `none` for at most 1% of the relevant records of
+//!    each top 10 on SciFact's train claims and half of the seeds' queries.
+//! 3. **Score** ([`Scale`]): `σ(a + b·e)`, where `e` is the hit's
+//!    evidence: it depends on the query, the paper and the collection's
+//!    statistics (BM25's document frequencies), never on the other hits,
+//!    so a paper scores the same at any `-k`, with or without filters.
+//!    `a` and `b` are fitted on the top 10 of queries from three
+//!    collections at once (SciFact's train claims, half of the seeds'
+//!    queries, half of 400 known-item queries over 2,000 arXiv abstracts),
+//!    each collection weighing the same: the score is the share of hits
+//!    given that score that were relevant, checked on the halves and the
+//!    test claims the fit never saw (`docs/guide.md`).
 //!
 //! The fits, thresholds and their checks: `cargo bench --bench beir --
 //! dump DIR` writes each query set's candidates, `bench/score.py DIR`
@@ -127,7 +126,7 @@ pub fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
 }
 
-/// Whether a query matches anything: a logistic rule over its best ten
+/// Whether a query matches anything (its verdict is not `none`): a logistic rule over its best ten
 /// hits' highest cosine and highest BM25 share (as the mode uses them), its
 /// length and, in hybrid mode, its cosine with the collection's centre
 /// ([`Index::centre`](crate::index::Index::centre)), positive for a match.
@@ -171,52 +170,50 @@ impl Matching {
 }
 
 /// The no-match rule of each mode (`bench/score.py`: coefficients, then
-/// the threshold folded into the intercept: semantic −9.088 + 1.2,
-/// lexical −12.967 + 2.15, hybrid −12.258 + 1.05). Lexical mode's is the
+/// the threshold folded into the intercept: semantic −9.062 + 1.25,
+/// lexical −12.597 + 2.05, hybrid −12.389 + 1.05). Lexical mode's is the
 /// words-only rule it uses when the model is not at hand; with the model
 /// it asks hybrid mode's (`retrieve::search_parsed`).
 pub fn matching(mode: Mode) -> Matching {
     match mode {
         Mode::Semantic => Matching {
-            intercept: -7.888,
-            cosine: 24.789,
+            intercept: -7.812,
+            cosine: 25.200,
             lexical: 0.0,
-            length: -0.149,
+            length: -0.278,
             centre: 0.0,
         },
         Mode::Lexical => Matching {
-            intercept: -10.817,
+            intercept: -10.547,
             cosine: 0.0,
-            lexical: 17.965,
-            length: 3.938,
+            lexical: 17.834,
+            length: 3.774,
             centre: 0.0,
         },
         Mode::Hybrid => Matching {
-            intercept: -11.208,
-            cosine: 10.661,
-            lexical: 11.043,
-            length: 1.497,
-            centre: 20.911,
+            intercept: -11.339,
+            cosine: 9.817,
+            lexical: 11.724,
+            length: 1.621,
+            centre: 20.510,
         },
     }
 }
 
-/// The printed score of a hit: `σ(intercept + evidence·e + behind·(e −
-/// e_best))`.
+/// The printed score of a hit: `σ(intercept + slope·e)` of its evidence
+/// `e`, whatever else the list holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scale {
     /// Added first.
     pub intercept: f32,
     /// Weight of the hit's evidence.
-    pub evidence: f32,
-    /// Weight of its evidence less the best hit's (zero or negative).
-    pub behind: f32,
+    pub slope: f32,
 }
 
 impl Scale {
-    /// The score of a hit of evidence `e` in a list whose best hit has `best`.
-    pub fn score(&self, e: f32, best: f32) -> f32 {
-        sigmoid(self.intercept + self.evidence * e + self.behind * (e - best))
+    /// The score of a hit of evidence `e`.
+    pub fn score(&self, e: f32) -> f32 {
+        sigmoid(self.intercept + self.slope * e)
     }
 }
 
@@ -224,19 +221,16 @@ impl Scale {
 pub fn scale(mode: Mode) -> Scale {
     match mode {
         Mode::Semantic => Scale {
-            intercept: 1.386,
-            evidence: 0.490,
-            behind: 1.818,
+            intercept: 0.550,
+            slope: 0.881,
         },
         Mode::Lexical => Scale {
-            intercept: 1.143,
-            evidence: 0.662,
-            behind: 0.715,
+            intercept: -0.206,
+            slope: 0.853,
         },
         Mode::Hybrid => Scale {
-            intercept: 1.360,
-            evidence: 0.644,
-            behind: 0.826,
+            intercept: 0.212,
+            slope: 0.941,
         },
     }
 }

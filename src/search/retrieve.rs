@@ -3,11 +3,14 @@
 //! `similar` to a record or a set of them; within the filters
 //! ([`super::filters`]) and never a dead row.
 
+use std::collections::HashMap;
+
 use super::candidates::{apply_windows, candidates, resolve_strategy, sane, strategy_for};
 use super::filters;
 use super::options::{Mode, SearchOptions, Strategy};
-use super::rank::{combine, rank, Decision, Hit};
+use super::rank::{combine, rank, Decision, Hit, Measures, Ranking};
 use super::syntax::Parsed;
+use super::verdict::Verdict;
 use crate::error::{Error, Result};
 use crate::index::Index;
 use crate::vector::dot;
@@ -24,32 +27,31 @@ const HYBRID_GRAPH_DEPTH: usize = 200;
 /// Answers a text query in `options.mode`: `vector` is the query's
 /// embedding (needed unless the mode is lexical). A record's semantic
 /// score is the best of its vector's and its windows'. In lexical mode a
-/// `vector`, when given, only decides whether the query matches anything
-/// (as hybrid mode's rule does); the ranking stays by words.
+/// `vector`, when given, only decides the query's verdict (as hybrid
+/// mode's rule does); the ranking stays by words.
 pub fn search_text(
     index: &Index,
     text: &str,
     vector: Option<&[f32]>,
     options: &SearchOptions,
 ) -> Result<Vec<Hit>> {
-    search_parsed(index, &Parsed::new(text), vector, options)
+    Ok(search_parsed(index, &Parsed::new(text), vector, options)?.hits)
 }
 
-/// [`search_text`] of a query parsed and analysed already: quoted phrases
-/// and -words filter; the rest is scored (the caller embeds
-/// `query.syntax.text`).
+/// [`search_text`] of a query parsed and analysed already, with its
+/// verdict: quoted phrases and -words filter; the rest is scored (the
+/// caller embeds `query.syntax.text`).
 pub fn search_parsed(
     index: &Index,
     query: &Parsed,
     vector: Option<&[f32]>,
     options: &SearchOptions,
-) -> Result<Vec<Hit>> {
+) -> Result<Ranking> {
     // Words alone cannot tell a query of another field that shares common
     // words with the collection: with the query's meaning at hand, lexical
-    // mode gathers hybrid's lists and asks hybrid's rule whether the query
-    // matches, then ranks its own list.
-    let by_hybrid =
-        options.mode == Mode::Lexical && vector.is_some() && options.min_score.is_none();
+    // mode gathers hybrid's lists and asks hybrid's rule for the verdict,
+    // then ranks its own list.
+    let by_hybrid = options.mode == Mode::Lexical && vector.is_some();
     let gather = if by_hybrid {
         Mode::Hybrid
     } else {
@@ -74,6 +76,9 @@ pub fn search_parsed(
         }
         (mode, None) => return Err(Error::NeedsEmbedding { mode: mode.name() }),
     };
+    // The BM25 scores of semantic candidates the lexical top did not
+    // reach, so each hybrid hit is scored by its own words.
+    let mut words: HashMap<usize, f32> = HashMap::new();
     let (lexical, bound) = match gather {
         Mode::Semantic => (Vec::new(), 0.0),
         mode => {
@@ -84,8 +89,10 @@ pub fn search_parsed(
                 Mode::Hybrid => options.limit.max(HYBRID_SEMANTIC_DEPTH),
                 _ => options.limit,
             };
-            let hits: Vec<Hit> = segments
-                .score_top(&query.terms, depth, &keep)?
+            let rows: Vec<usize> = semantic.iter().map(|h| h.row).collect();
+            let (top, scores) = segments.score_top_and(&query.terms, depth, &keep, &rows)?;
+            words.extend(rows.into_iter().zip(scores));
+            let hits: Vec<Hit> = top
                 .into_iter()
                 .map(|(row, score)| Hit::new(row, score))
                 .collect();
@@ -93,47 +100,39 @@ pub fn search_parsed(
         }
     };
     let cosine = |row: usize| vector.map_or(0.0, |v| dot(&index.vector(row), v));
-    let centre = match (gather, vector) {
-        (Mode::Hybrid, Some(v)) => dot(index.centre(), v),
-        _ => 0.0,
+    let bm25 = |row: usize| words.get(&row).copied().unwrap_or(0.0);
+    let measures = Measures {
+        bound,
+        terms: query.terms.len(),
+        centre: match (gather, vector) {
+            (Mode::Hybrid, Some(v)) => dot(index.centre(), v),
+            _ => 0.0,
+        },
+        cosine: &cosine,
+        bm25: &bm25,
     };
-    let measures = (bound, query.terms.len(), centre);
     if !by_hybrid {
         return Ok(combine(
             semantic,
             lexical,
-            measures,
-            &cosine,
+            &measures,
             options,
             Decision::ByRule,
         ));
     }
     let hybrid = SearchOptions {
         mode: Mode::Hybrid,
+        strict: false,
+        min_score: None,
         ..options.clone()
     };
     // The lexical list is best first: its top `limit` is lexical mode's.
     let own = lexical[..lexical.len().min(options.limit)].to_vec();
-    if combine(
-        semantic,
-        lexical,
-        measures,
-        &cosine,
-        &hybrid,
-        Decision::ByRule,
-    )
-    .is_empty()
-    {
-        return Ok(Vec::new());
-    }
-    Ok(combine(
-        Vec::new(),
-        own,
-        measures,
-        &cosine,
-        options,
-        Decision::Matched,
-    ))
+    let decided = match combine(semantic, lexical, &measures, &hybrid, Decision::ByRule).verdict {
+        Verdict::None => Decision::Given(Verdict::None),
+        _ => Decision::Matched,
+    };
+    Ok(combine(Vec::new(), own, &measures, options, decided))
 }
 
 /// Loads now what [`search_text`] with `options` will read (the

@@ -88,6 +88,7 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
             "k",
             "mode",
             "min_score",
+            "strict",
             "strategy",
             "explain",
         ]))?;

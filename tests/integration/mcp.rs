@@ -151,6 +151,20 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         );
     }
     assert_eq!(t["search_k3"]["links"].as_array().unwrap().len(), 3);
+    // The verdict on every hit, as the CLI gives it; a typo corrected and
+    // said; --strict's nothing for a query about nothing.
+    for (hit, line) in hits.as_array().unwrap().iter().zip(&cli) {
+        assert_eq!(hit["match"], line["match"]);
+    }
+    let typo = ok("search_typo");
+    assert_eq!(
+        typo["searched"], "position encoding for long contexts",
+        "{typo}"
+    );
+    assert_eq!(ids(&typo["hits"]), ids(hits));
+    let none = ok("search_none");
+    assert_eq!(none["hits"][0]["match"], "none", "{none}");
+    assert_eq!(ok("search_strict")["hits"], Value::Array(vec![]));
     let default = ok("search");
     assert_eq!(default["detail"], "evidence");
     assert_eq!(default["total"], default["returned"]);

@@ -114,52 +114,88 @@ fn search_honours_limit_and_min_score_in_every_mode() {
 }
 
 #[test]
-fn a_query_about_nothing_in_the_index_gets_no_hits() {
+fn a_query_about_nothing_in_the_index_gets_the_verdict_none_and_its_ranking() {
     crate::needs!(Seeds);
+    let verdicts = |hits: &[Hit]| -> Vec<String> {
+        hits.iter()
+            .map(|h| h.verdict.clone().expect("every search hit has match"))
+            .collect()
+    };
     for mode in ["semantic", "lexical", "hybrid"] {
         for query in ["zzzxqy", "qwpfj vbnrt"] {
-            let run = seed(&["search", "--json", "--mode", mode, query]).ok();
-            assert!(run.stdout.is_empty(), "{mode} {query}: {}", run.stdout);
+            let hits: Vec<Hit> = seed(&["search", "--json", "--mode", mode, query])
+                .ok()
+                .json_lines();
+            assert_eq!(hits.len(), 10, "{mode} {query}: the ranking is listed");
+            assert!(
+                verdicts(&hits).iter().all(|v| v == "none"),
+                "{mode} {query}"
+            );
+            // --strict lists nothing, as scripts that want that ask.
+            let strict = seed(&["search", "--json", "--strict", "--mode", mode, query]).ok();
+            assert!(
+                strict.stdout.is_empty(),
+                "{mode} {query}: {}",
+                strict.stdout
+            );
         }
     }
-    // On a table, it says so.
+    // On a table, the header line says so, and --strict says why it is empty.
     let table = seed(&["search", "--table", "zzzxqy"]).ok();
     assert!(
-        table.stdout.starts_with("no paper matched"),
+        table
+            .stdout
+            .starts_with("no match: nothing in the index is about this"),
         "{}",
         table.stdout
     );
-    // --min-score 0 lists the closest anyway.
-    let closest: Vec<Hit> = seed(&["search", "--json", "--min-score", "0", "-k", "3", "zzzxqy"])
-        .ok()
-        .json_lines();
-    assert_eq!(closest.len(), 3);
+    let strict = seed(&["search", "--table", "--strict", "zzzxqy"]).ok();
+    assert!(
+        strict.stdout.starts_with("no paper matched"),
+        "{}",
+        strict.stdout
+    );
     // A question from another field (the seeds are computer science) gets
-    // nothing in every mode, and a plainly on-topic one gets its k best.
+    // none in every mode; a plainly on-topic one a strong match, whose
+    // hits keep the scores they have without --strict.
     for mode in ["semantic", "lexical", "hybrid"] {
         let off = ["search", "--json", "--mode", mode];
-        let run = seed(
-            &[
-                &off[..],
-                &["vitamin D deficiency and bone fractures in elderly women"],
-            ]
-            .concat(),
-        )
-        .ok();
-        assert!(run.stdout.is_empty(), "{mode}: {}", run.stdout);
-        let on: Vec<Hit> = seed(&[&off[..], &["position encoding for long contexts"]].concat())
-            .ok()
-            .json_lines();
-        assert_eq!(on.len(), 10, "{mode}");
+        let vitamin = [
+            &off[..],
+            &["vitamin D deficiency and bone fractures in elderly women"],
+        ]
+        .concat();
+        let far: Vec<Hit> = seed(&vitamin).ok().json_lines();
+        assert!(
+            verdicts(&far).iter().all(|v| v == "none"),
+            "{mode}: {far:?}"
+        );
+        let on = [&off[..], &["position encoding for long contexts"]].concat();
+        let near: Vec<Hit> = seed(&on).ok().json_lines();
+        assert_eq!(near.len(), 10, "{mode}");
+        assert!(verdicts(&near).iter().all(|v| v != "none"), "{mode}");
+        let strict: Vec<Hit> = seed(&[&on[..], &["--strict"]].concat()).ok().json_lines();
+        let scores = |h: &[Hit]| {
+            h.iter()
+                .map(|h| (h.id.clone(), h.score))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(scores(&strict), scores(&near), "{mode}");
     }
 }
 
 #[test]
-fn lexical_mode_decides_no_match_as_hybrid_mode_does_and_by_words_without_the_model() {
+fn lexical_mode_gives_the_verdict_hybrid_mode_gives_and_by_words_without_the_model() {
     crate::needs!(Seeds);
     // Words alone would find nothing here (no hit shares enough of them),
     // yet the seeds' speech papers are about it: hybrid's rule says match.
     let speech = "Language development in infants depends on exposure to speech";
+    let verdict = |mode: &str, query: &str, extra: &[&str]| -> Option<String> {
+        let mut args = vec!["search", "--json", "--mode", mode, query];
+        args.extend_from_slice(extra);
+        let hits: Vec<Hit> = seed(&args).ok().json_lines();
+        hits.first().and_then(|h| h.verdict.clone())
+    };
     for query in [
         speech,
         "vitamin D deficiency and bone fractures in elderly women",
@@ -167,17 +203,10 @@ fn lexical_mode_decides_no_match_as_hybrid_mode_does_and_by_words_without_the_mo
         "position encoding for long contexts",
         "zzzxqy",
     ] {
-        let listed = |mode: &str| {
-            seed(&["search", "--json", "--mode", mode, query])
-                .ok()
-                .json_lines::<Hit>()
-                .len()
-        };
-        let (lexical, hybrid) = (listed("lexical"), listed("hybrid"));
-        assert_eq!(lexical == 0, hybrid == 0, "{query}: {lexical} vs {hybrid}");
+        let none = |mode: &str| verdict(mode, query, &[]).as_deref() == Some("none");
+        assert_eq!(none("lexical"), none("hybrid"), "{query}");
     }
-    let with_model = seed(&["search", "--json", "--mode", "lexical", speech]).ok();
-    assert_eq!(with_model.json_lines::<Hit>().len(), 10);
+    assert_ne!(verdict("lexical", speech, &[]).as_deref(), Some("none"));
     // Without the model, words alone decide, and a note says so.
     let missing = tempfile::tempdir().unwrap();
     let gone = missing.path().join("no-model").display().to_string();
@@ -191,9 +220,13 @@ fn lexical_mode_decides_no_match_as_hybrid_mode_does_and_by_words_without_the_mo
         speech,
     ])
     .ok();
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    let hits: Vec<Hit> = run.json_lines();
     assert!(
-        run.stderr.contains("no-match decided by words alone"),
+        hits.iter().all(|h| h.verdict.as_deref() == Some("none")),
+        "{hits:?}"
+    );
+    assert!(
+        run.stderr.contains("verdict decided by words alone"),
         "{}",
         run.stderr
     );
@@ -477,4 +510,99 @@ fn quoted_phrases_are_required_and_minus_words_excluded() {
         assert!(!words.iter().any(|w| w == "attention"), "{}", hit.headline);
     }
     assert!(without.len() < plain.len());
+}
+
+#[test]
+fn a_paper_scores_the_same_at_any_k_and_within_its_own_file() {
+    crate::needs!(Seeds);
+    let query = "positional encoding length generalization";
+    for mode in ["semantic", "lexical", "hybrid"] {
+        let search = |extra: &[&str]| -> Vec<Hit> {
+            let mut args = vec!["search", "--json", "--mode", mode];
+            args.extend_from_slice(extra);
+            args.push(query);
+            seed(&args).ok().json_lines()
+        };
+        let wide = search(&["-k", "50"]);
+        assert_eq!(wide.len(), 50, "{mode}");
+        let score_of = |hits: &[Hit], id: &str| hits.iter().find(|h| h.id == id).map(|h| h.score);
+        let same = |narrow: &[Hit], what: &str| {
+            assert!(!narrow.is_empty(), "{mode} {what}");
+            for hit in narrow {
+                let wide_score = score_of(&wide, &hit.id).expect("in the wider list");
+                assert!(
+                    (hit.score - wide_score).abs() <= 1e-6,
+                    "{mode} {what}: {} scores {} against {wide_score}",
+                    hit.id,
+                    hit.score
+                );
+            }
+        };
+        same(&search(&["-k", "1"]), "-k 1");
+        same(&search(&["-k", "10"]), "-k 10");
+        // Within the file of the tenth hit, every paper keeps its score.
+        let file = wide[9].sources[0].file.clone();
+        let within = search(&["-k", "50", "--in", &file]);
+        assert!(within.iter().any(|h| h.id == wide[9].id), "{mode}");
+        assert!(
+            within.len() < wide.len(),
+            "{mode}: --in {file} narrows the list"
+        );
+        for hit in &within {
+            if let Some(score) = score_of(&wide, &hit.id) {
+                assert!(
+                    (hit.score - score).abs() <= 1e-6,
+                    "{mode} --in {file}: {}",
+                    hit.id
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn typos_are_forgiven_and_the_answer_says_what_it_searched() {
+    crate::needs!(Seeds);
+    let search = |query: &str| -> Vec<Hit> {
+        seed(&["search", "--json", "-k", "5", query])
+            .ok()
+            .json_lines()
+    };
+    let clean = search("positional encoding length generalization");
+    assert!(
+        clean.iter().all(|h| h.searched.is_none()),
+        "known words are left alone"
+    );
+    assert_eq!(clean[0].verdict.as_deref(), Some("strong"));
+    // A swap, a drop and a drop in a long word: one edit each.
+    let typed = search("positoinal encodng length generalizaton");
+    assert_eq!(
+        typed[0].searched.as_deref(),
+        Some("positional encoding length generalization"),
+        "{typed:?}"
+    );
+    let ids = |hits: &[Hit]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&typed), ids(&clean));
+    assert_eq!(typed[0].verdict.as_deref(), Some("strong"));
+    // The table says it on its header line.
+    let table = seed(&["search", "--table", "-k", "3", "positoinal encodng"]).ok();
+    let first = table.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("searched for: positional encoding"),
+        "{}",
+        table.stdout
+    );
+    // Names are not typos: digits, inner capitals, and capitals past the
+    // query's first word stay as typed.
+    for name in [
+        "Qwen3 decoding",
+        "decoding with LoRAx",
+        "decoding with Mixtral",
+    ] {
+        let hits = search(name);
+        assert!(
+            hits.iter().all(|h| h.searched.is_none()),
+            "{name}: {hits:?}"
+        );
+    }
 }

@@ -117,12 +117,29 @@ fn the_api_answers_with_the_clis_json() {
         ("k=4&mode=lexical", vec!["-k", "4", "--mode", "lexical"]),
         ("min_score=0.3&k=10", vec!["--min-score", "0.3", "-k", "10"]),
         ("since=2024-01-01", vec!["--since", "2024-01-01"]),
+        ("strict=1&k=3", vec!["--strict", "-k", "3"]),
     ] {
         let api = server.json(&format!("/api/search?q={url_q}&{params}"));
         let mut args = vec!["search", "--json", q];
         args.extend(flags);
         assert_eq!(api, cli_array(dir, &args), "search {params}");
     }
+    // The verdict on every hit, and a typo corrected as the CLI corrects it.
+    let api = server.json(&format!("/api/search?q={url_q}&k=3"));
+    assert!(
+        api.as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["match"].is_string()),
+        "{api}"
+    );
+    let typo = "positon encodng for long contexts";
+    let api = server.json("/api/search?q=positon%20encodng%20for%20long%20contexts&k=3");
+    assert_eq!(api, cli_array(dir, &["search", "--json", "-k", "3", typo]));
+    assert_eq!(
+        api[0]["searched"], "position encoding for long contexts",
+        "{api}"
+    );
     let all = cli_array(
         dir,
         &["search", "--json", "-k", "10", "--min-score", "0", q],
@@ -325,6 +342,18 @@ fn the_page_searches_and_finds_similar_papers_in_a_real_browser() {
         dom.contains("class=\"evidence\""),
         "hits show their evidence"
     );
+    // A typo: the page says what it searched for, and the verdict.
+    let typo = rendered(
+        browser,
+        &format!("{}/?q=rotary%20positon%20encodng", server.base),
+    );
+    assert!(
+        typo.contains(
+            "“rotary position encoding” (searched for that; you typed “rotary positon encodng”)"
+        ),
+        "{typo}"
+    );
+    assert!(typo.contains(" match"), "the verdict is shown");
 
     let similar = rendered(browser, &format!("{}/?similar={}", server.base, want[0]));
     let want_similar = ids(&server.json(&format!("/api/similar?id={}&k=20", want[0])));

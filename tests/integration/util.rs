@@ -325,6 +325,12 @@ pub struct Hit {
     /// search --file only: the query paragraph matched best.
     #[serde(default)]
     pub query_paragraph: Option<usize>,
+    /// search only: the query's verdict (`strong`, `weak`, `none`).
+    #[serde(default, rename = "match")]
+    pub verdict: Option<String>,
+    /// search only: the query as searched, when a typo was corrected.
+    #[serde(default)]
+    pub searched: Option<String>,
     /// JSON records only: arXiv id or other id, title, authors,
     /// categories, dates, the input's text before cleaning.
     #[serde(default)]

@@ -68,6 +68,9 @@ async def session(target, mode, write):
 
         t["search"] = await call("search", {"query": "position encoding for long contexts"})
         t["search_k3"] = await call("search", {"query": "position encoding for long contexts", "k": 3})
+        t["search_typo"] = await call("search", {"query": "positon encodng for long contexts", "k": 3})
+        t["search_strict"] = await call("search", {"query": "zzqxv qwpfj", "k": 3, "strict": True})
+        t["search_none"] = await call("search", {"query": "zzqxv qwpfj", "k": 3})
         info = await call("info", {})
         t["info"] = info
         first_file = info["structured"]["sources"][0]["file"] if "structured" in info else None
