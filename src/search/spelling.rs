@@ -227,33 +227,35 @@ fn correction(word: &str, words: &dyn Vocabulary) -> Option<String> {
     })
 }
 
-/// Every spelling one edit from `word` (lower-case ASCII): swaps and drops,
-/// and with `all` also changed and added letters.
+/// Every spelling one edit from `word` (lower-case ASCII) that keeps its
+/// first letter (people seldom get that one wrong, and a changed first
+/// letter turns real words into others: `uncultured` into `cultured`):
+/// swaps and drops, and with `all` also changed and added letters.
 fn one_edit(word: &str, all: bool) -> Vec<String> {
     let w = word.as_bytes();
     let mut out = Vec::new();
     let make = |bytes: Vec<u8>| String::from_utf8(bytes).expect("ASCII");
-    for i in 0..w.len().saturating_sub(1) {
+    for i in 1..w.len().saturating_sub(1) {
         if w[i] != w[i + 1] {
             let mut s = w.to_vec();
             s.swap(i, i + 1);
             out.push(make(s));
         }
     }
-    for i in 0..w.len() {
+    for i in 1..w.len() {
         let mut s = w.to_vec();
         s.remove(i);
         out.push(make(s));
     }
     if all {
-        for i in 0..=w.len() {
+        for i in 1..=w.len() {
             for &c in LETTERS {
                 let mut s = w.to_vec();
                 s.insert(i, c);
                 out.push(make(s));
             }
         }
-        for i in 0..w.len() {
+        for i in 1..w.len() {
             for &c in LETTERS {
                 if c != w[i] {
                     let mut s = w.to_vec();
@@ -334,8 +336,11 @@ mod tests {
         assert!(correct("mixtral", &known).changes.is_empty());
         assert_eq!(correct("mixtre", &known).text, "mixture");
         // A real word the index lacks is not a typo of one it has.
-        let known = vocabulary(&[("factor", 40)]);
+        let known = vocabulary(&[("factor", 40), ("cultured", 9)]);
         assert!(correct("actor", &known).changes.is_empty());
+        // Nor is the first letter changed.
+        assert!(correct("uncultured", &known).changes.is_empty());
+        assert!(correct("bactor", &known).changes.is_empty());
     }
 
     #[test]

@@ -73,10 +73,12 @@ fn search_honours_limit_and_min_score_in_every_mode() {
             "{mode}: {hits:#?}"
         );
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{mode}");
-        // The seeds' length generalization papers read as relevant (semantic
-        // mode scores a few typed words lower: its evidence is the cosine
-        // alone; docs/guide.md's table gives its median).
-        let least = if mode == "semantic" { 0.3 } else { 0.5 };
+        // The seeds' length generalization papers read as relevant in the
+        // modes that read the words; semantic mode scores a few typed words
+        // far lower (its evidence is the cosine alone: docs/guide.md's table
+        // gives its median relevant top hit, 0.2-0.3 on the seeds), yet
+        // above the hits of no bearing (checked below at rank 25).
+        let least = if mode == "semantic" { 0.05 } else { 0.5 };
         assert!(hits[0].score > least, "{mode}: {hits:#?}");
         if mode == "semantic" {
             // The score rises with the cosine it is calibrated from.
@@ -126,7 +128,9 @@ fn a_query_about_nothing_in_the_index_gets_the_verdict_none_and_its_ranking() {
             let hits: Vec<Hit> = seed(&["search", "--json", "--mode", mode, query])
                 .ok()
                 .json_lines();
-            assert_eq!(hits.len(), 10, "{mode} {query}: the ranking is listed");
+            // Lexical mode ranks by words, and no paper has these.
+            let listed = if mode == "lexical" { 0 } else { 10 };
+            assert_eq!(hits.len(), listed, "{mode} {query}: the ranking is listed");
             assert!(
                 verdicts(&hits).iter().all(|v| v == "none"),
                 "{mode} {query}"
@@ -194,7 +198,11 @@ fn lexical_mode_gives_the_verdict_hybrid_mode_gives_and_by_words_without_the_mod
         let mut args = vec!["search", "--json", "--mode", mode, query];
         args.extend_from_slice(extra);
         let hits: Vec<Hit> = seed(&args).ok().json_lines();
-        hits.first().and_then(|h| h.verdict.clone())
+        // No hit at all (no word matched, in lexical mode) says none too.
+        Some(
+            hits.first()
+                .map_or("none".into(), |h| h.verdict.clone().unwrap()),
+        )
     };
     for query in [
         speech,
@@ -277,6 +285,8 @@ fn the_table_has_a_header_naming_the_score_and_a_legend() {
         )
         .ok();
         let mut lines = run.stdout.lines();
+        // The query's verdict first, then the header row.
+        assert_eq!(lines.next(), Some("strong match"), "{width}");
         let header = lines.next().unwrap();
         let columns: Vec<&str> = header.split_whitespace().collect();
         assert_eq!(columns[..3], ["#", "SCORE", "ID"], "{width}: {header}");
@@ -544,11 +554,11 @@ fn a_paper_scores_the_same_at_any_k_and_within_its_own_file() {
         let file = wide[9].sources[0].file.clone();
         let within = search(&["-k", "50", "--in", &file]);
         assert!(within.iter().any(|h| h.id == wide[9].id), "{mode}");
-        assert!(
-            within.len() < wide.len(),
-            "{mode}: --in {file} narrows the list"
-        );
         for hit in &within {
+            assert!(
+                hit.sources.iter().any(|s| s.file == file),
+                "{mode}: --in {file}"
+            );
             if let Some(score) = score_of(&wide, &hit.id) {
                 assert!(
                     (hit.score - score).abs() <= 1e-6,
