@@ -246,6 +246,9 @@ fn main() -> BoxResult<()> {
         (Mode::Semantic, Some(0.0), false, "semantic"),
         (Mode::Lexical, Some(0.0), false, "lexical"),
         (Mode::Hybrid, Some(0.0), false, "hybrid"),
+        (Mode::Semantic, None, false, "semantic, as typed"),
+        (Mode::Lexical, None, false, "lexical, as typed"),
+        (Mode::Hybrid, None, false, "hybrid, as typed"),
         (Mode::Semantic, None, false, "semantic, defaults"),
         (Mode::Lexical, None, false, "lexical, defaults"),
         (Mode::Hybrid, None, false, "hybrid, defaults"),
@@ -264,6 +267,7 @@ fn main() -> BoxResult<()> {
                     mode,
                     min_score,
                     strict,
+                    as_typed: name.ends_with("as typed"),
                     ..options.clone()
                 },
                 explain: false,

@@ -36,8 +36,25 @@ enum ExportFormat {
     Markdown,
 }
 
+/// The papers a command names: `given`, else the ids of a result list
+/// piped in; `usage` (how to name them) when neither comes, `verb` (what
+/// the command does) when the pipe brings none.
+pub(super) fn ids_or_piped(given: Vec<String>, usage: &str, verb: &str) -> Result<Vec<String>> {
+    if !given.is_empty() {
+        return Ok(given);
+    }
+    if std::io::stdin().is_terminal() {
+        bail!("{usage}");
+    }
+    let ids = piped_ids()?;
+    if ids.is_empty() {
+        bail!("nothing to {verb}: no ids were given and none came on standard input");
+    }
+    Ok(ids)
+}
+
 /// The ids of a result list on stdin: each line's `id`, or the line itself.
-pub(super) fn piped_ids() -> Result<Vec<String>> {
+fn piped_ids() -> Result<Vec<String>> {
     let bytes = papers::limits::read_capped(
         std::io::stdin().lock(),
         papers::limits::PIPED_BYTES,
@@ -75,16 +92,11 @@ pub(super) fn piped_ids() -> Result<Vec<String>> {
 }
 
 pub fn export(ctx: &Context, args: ExportArgs) -> Result<()> {
-    let ids = if !args.ids.is_empty() {
-        args.ids
-    } else if std::io::stdin().is_terminal() {
-        bail!("name papers to export (`papers export ID...`) or pipe a result list into it (`papers search ... | papers export`)");
-    } else {
-        piped_ids()?
-    };
-    if ids.is_empty() {
-        bail!("nothing to export: no ids were given and none came on standard input");
-    }
+    let ids = ids_or_piped(
+        args.ids,
+        "name papers to export (`papers export ID...`) or pipe a result list into it (`papers search ... | papers export`)",
+        "export",
+    )?;
     let searcher = Searcher::open(&ctx.index_dir, &Default::default())?;
     let mut seen = std::collections::HashSet::new();
     let mut papers = Vec::new();

@@ -21,7 +21,8 @@ pub struct TagArgs {
     #[arg(value_name = "NAME")]
     name: String,
 
-    /// Papers you like (ids, unique prefixes, arXiv ids)
+    /// Papers you like (ids, unique prefixes, arXiv ids); without any and
+    /// without --not, the ids of a result list piped in
     #[arg(value_name = "ID")]
     ids: Vec<String>,
 
@@ -37,8 +38,9 @@ pub struct UntagArgs {
     #[arg(value_name = "NAME")]
     name: String,
 
-    /// Papers to take out of it (liked or not)
-    #[arg(value_name = "ID", required = true)]
+    /// Papers to take out of it (liked or not); without any, the ids of a
+    /// result list piped in
+    #[arg(value_name = "ID")]
     ids: Vec<String>,
 }
 
@@ -122,20 +124,29 @@ impl Observer for Notes<'_> {
 }
 
 pub fn tag(ctx: &Context, args: TagArgs) -> Result<()> {
-    let change = papers::feed::tag(
-        &ctx.index_dir,
-        &args.name,
-        &args.ids,
-        &args.not,
-        &Notes(ctx),
-    )?;
+    let liked = if args.not.is_empty() {
+        let usage = format!(
+            "name papers to tag (`papers tag {0} ID...`, `papers tag {0} --not ID...`) \
+             or pipe a result list into it (`papers feed --json | papers tag {0}`)",
+            args.name
+        );
+        super::export::ids_or_piped(args.ids, &usage, "tag")?
+    } else {
+        args.ids
+    };
+    let change = papers::feed::tag(&ctx.index_dir, &args.name, &liked, &args.not, &Notes(ctx))?;
     said(ctx, "tagged", &change);
     prepare(ctx);
     Ok(())
 }
 
 pub fn untag(ctx: &Context, args: UntagArgs) -> Result<()> {
-    let change = papers::feed::untag(&ctx.index_dir, &args.name, &args.ids, &Notes(ctx))?;
+    let usage = format!(
+        "name papers to untag (`papers untag {0} ID...`) or pipe a result list into it",
+        args.name
+    );
+    let ids = super::export::ids_or_piped(args.ids, &usage, "untag")?;
+    let change = papers::feed::untag(&ctx.index_dir, &args.name, &ids, &Notes(ctx))?;
     said(ctx, "untagged", &change);
     prepare(ctx);
     Ok(())

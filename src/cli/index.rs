@@ -231,7 +231,15 @@ fn kept(shared: usize) -> String {
 
 /// `papers remove ID...` or `--source FILE...` (and `--dry-run`, `--undo`,
 /// `--list`).
-pub fn remove(ctx: &Context, args: super::query::RemoveArgs) -> Result<()> {
+pub fn remove(ctx: &Context, mut args: super::query::RemoveArgs) -> Result<()> {
+    if !args.list && args.source.is_empty() {
+        args.ids = super::export::ids_or_piped(
+            std::mem::take(&mut args.ids),
+            "name papers to remove (`papers remove ID...`), pipe a result list into it, \
+             or pass --source FILE or --list",
+            "remove",
+        )?;
+    }
     let observer = Terminal {
         ctx,
         bar: ProgressBar::hidden(),

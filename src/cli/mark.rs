@@ -3,9 +3,7 @@
 //! back. Ids come as arguments, as a result list piped in (`papers feed
 //! --json | papers mark seen`), or `--all`.
 
-use std::io::IsTerminal;
-
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 
 use papers::feed::{MarkChange, Marked};
@@ -27,29 +25,29 @@ pub struct MarkArgs {
     ids: Vec<String>,
 
     /// Every paper in the inbox (`papers mark seen --all` empties it and
-    /// keeps what was saved or read); with `new`, every marked paper
+    /// keeps what was saved or read); with `new`, every paper marked seen
+    /// (saved and read papers stay on the reading list unless --kept)
     #[arg(long)]
     all: bool,
+
+    /// With `new --all`: saved and read papers go back into the inbox too
+    #[arg(long, requires = "all")]
+    kept: bool,
 }
 
 pub fn mark(ctx: &Context, args: MarkArgs) -> Result<()> {
     let state = ReadingState::parse(&args.state)?;
-    let which = if args.all {
+    let which = if args.all && args.kept {
+        Marked::AllKept
+    } else if args.all {
         Marked::All
-    } else if !args.ids.is_empty() {
-        Marked::Ids(args.ids)
-    } else if std::io::stdin().is_terminal() {
-        bail!(
+    } else {
+        let usage = format!(
             "name papers to mark (`papers mark {} ID...`), pipe a result list into it \
              (`papers feed --json | papers mark seen`), or pass --all",
             state.name()
         );
-    } else {
-        let ids = super::export::piped_ids()?;
-        if ids.is_empty() {
-            bail!("nothing to mark: no ids were given and none came on standard input");
-        }
-        Marked::Ids(ids)
+        Marked::Ids(super::export::ids_or_piped(args.ids, &usage, "mark")?)
     };
     let change = papers::feed::mark(&ctx.index_dir, state, &which, &super::feed::Notes(ctx))?;
     if ctx.json {

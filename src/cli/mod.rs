@@ -65,8 +65,9 @@ enum Command {
     Similar(query::SimilarArgs),
     /// Print one paper in full
     Show(query::ShowArgs),
-    /// List every paper of the index, in the order they were added
-    List,
+    /// List every paper of the index, in the order they were added, or
+    /// the reading list (--saved, --read)
+    List(query::ListArgs),
     /// Describe the index: records, model, dimension, sources, size
     Info,
     /// List pairs of near-duplicate papers (revised versions, reposts)
@@ -257,6 +258,7 @@ impl RankArgs {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
             strict: false,
+            as_typed: false,
             strategy: match (self.exact, self.graph, self.strategy) {
                 (true, _, _) => Strategy::Exact,
                 (_, true, _) => Strategy::Graph,
@@ -378,7 +380,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => query::search(&ctx, args),
         Command::Similar(args) => query::similar(&ctx, args),
         Command::Show(args) => query::show(&ctx, args),
-        Command::List => query::list(&ctx),
+        Command::List(args) => query::list(&ctx, args),
         Command::Info => query::info(&ctx),
         Command::Dupes(args) => query::dupes(&ctx, args),
         Command::Remove(args) => index::remove(&ctx, args),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
+use papers::index::reading::ReadingState;
 use papers::search::{self, Mode, Query, SearchOptions, Searcher, Sort};
 
 use super::{Context, ModelArgs, RankArgs};
@@ -46,6 +47,11 @@ pub struct SearchArgs {
     /// is about it) instead of the closest papers
     #[arg(long)]
     strict: bool,
+
+    /// Search the words as typed: no spelling correction of words the
+    /// index does not know
+    #[arg(long)]
+    as_typed: bool,
 
     #[command(flatten)]
     rank: RankArgs,
@@ -132,8 +138,9 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
     /// Ids, unique id prefixes or arXiv ids of the papers to drop; they stay
-    /// out when their input is indexed again
-    #[arg(value_name = "ID", required_unless_present_any = ["list", "source"])]
+    /// out when their input is indexed again. Without any, the ids of a
+    /// result list piped in
+    #[arg(value_name = "ID")]
     pub ids: Vec<String>,
 
     /// Drop what this input brought instead: every record seen only in it
@@ -176,6 +183,7 @@ pub fn search(ctx: &Context, args: SearchArgs) -> Result<()> {
     let options = SearchOptions {
         mode,
         strict: args.strict,
+        as_typed: args.as_typed,
         ..args.rank.options()?
     };
     let searcher = Searcher::open_for(&ctx.index_dir, &args.model.choice(), &options, &|m| {
@@ -226,9 +234,37 @@ pub fn show(ctx: &Context, args: ShowArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn list(ctx: &Context) -> Result<()> {
+/// Arguments of `papers list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only the papers marked saved (`papers mark saved`), the newest mark
+    /// first
+    #[arg(long, conflicts_with = "read")]
+    saved: bool,
+
+    /// Only the papers marked read, the newest mark first
+    #[arg(long)]
+    read: bool,
+}
+
+pub fn list(ctx: &Context, args: ListArgs) -> Result<()> {
     let searcher = open(ctx)?;
-    ctx.printer().list(|each| searcher.for_each_paper(each))?;
+    let state = match (args.saved, args.read) {
+        (true, _) => ReadingState::Saved,
+        (_, true) => ReadingState::Read,
+        _ => {
+            ctx.printer().list(|each| searcher.for_each_paper(each))?;
+            return Ok(());
+        }
+    };
+    let papers = searcher.reading_list(state)?;
+    ctx.note(&format!(
+        "{} marked {}",
+        super::count(papers.len(), "paper"),
+        state.name()
+    ));
+    ctx.printer()
+        .list(|each| papers.into_iter().try_for_each(|p| each(p)))?;
     Ok(())
 }
 

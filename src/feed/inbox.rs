@@ -34,8 +34,11 @@ pub enum Marked {
     /// These (ids in any form: full, unique prefixes, arXiv ids).
     Ids(Vec<String>),
     /// Every paper of the inbox (not yet marked), so that `seen --all`
-    /// keeps what was saved or read; with `new`, every marked paper.
+    /// keeps what was saved or read; with `new`, every paper marked seen
+    /// (the reading list, saved and read, stays).
     All,
+    /// As [`Marked::All`], but with `new` saved and read papers too.
+    AllKept,
 }
 
 /// Gives `which` papers of the index in `dir` the state `state`. An
@@ -56,10 +59,16 @@ pub fn mark(
     let _lock = lock_index(dir, observer)?;
     let index = Index::open(dir)?;
     let ids: Vec<String> = match which {
-        Marked::All if state == ReadingState::New => {
+        Marked::All if state == ReadingState::New => index
+            .marks()?
+            .into_iter()
+            .filter(|m| m.state == ReadingState::Seen)
+            .map(|m| m.id)
+            .collect(),
+        Marked::AllKept if state == ReadingState::New => {
             index.marks()?.into_iter().map(|m| m.id).collect()
         }
-        Marked::All => {
+        Marked::All | Marked::AllKept => {
             let marked: HashSet<String> = index.marks()?.into_iter().map(|m| m.id).collect();
             let live = index.db().live_ids()?;
             live.into_iter().filter(|id| !marked.contains(id)).collect()

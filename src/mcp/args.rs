@@ -70,6 +70,9 @@ pub struct SearchArgs {
     /// Nothing at all when the verdict is `none` (default false: the
     /// closest papers are listed with `match` "none").
     pub strict: Option<bool>,
+    /// Search the words as typed, without correcting the ones the index
+    /// does not know (default false).
+    pub as_typed: Option<bool>,
     /// The filters.
     #[serde(flatten)]
     pub filters: Filters,

@@ -200,6 +200,7 @@ fn run(
                 "detail",
                 "min_score",
                 "strict",
+                "as_typed",
             ]))?;
             let question = Query {
                 paragraphs: search::paragraphs(&p.query("query")?)?,

@@ -165,12 +165,22 @@ fn description(hit: &FeedHit) -> String {
 }
 
 fn rss(feed: &Feed, link: &str) -> String {
+    // RSS requires the channel's link: written to a file, a feed has no
+    // address of its own, so it links the first paper's page (else arXiv).
+    let home = match link {
+        "" => feed
+            .hits
+            .iter()
+            .find_map(|h| page(&h.found.paper))
+            .unwrap_or_else(|| "https://arxiv.org/".to_string()),
+        link => link.to_string(),
+    };
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
     out.push_str("<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n");
     out.push_str(&format!(
         "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
         escape::xml(&title(feed)),
-        escape::xml(link),
+        escape::xml(&home),
         escape::xml(&feed.summary()),
         rfc822(now() as u64),
     ));
@@ -195,10 +205,11 @@ fn rss(feed: &Feed, link: &str) -> String {
             paper.id.hex(),
             escape::xml(tag_of(hit)),
             rfc822(dated(hit)),
-            // An RSS description is HTML: the text is escaped once for
-            // HTML, then for XML, so a reader shows markup in an abstract
-            // as text.
-            escape::xml(&escape::xml(&description(hit))),
+            // An RSS description is HTML: the text's markup characters
+            // are escaped once for HTML, then the whole for XML, so a
+            // reader shows markup in an abstract as text; quotes need no
+            // HTML escape (escaping them twice showed `&quot;`).
+            escape::xml(&escape::html_text(&description(hit))),
         ));
         out.push_str("</item>\n");
     }

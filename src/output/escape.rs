@@ -21,6 +21,14 @@ pub fn csv_cell(text: &str) -> String {
     }
 }
 
+/// `text` as HTML text: `&`, `<` and `>` escaped, nothing else (quotes
+/// mean nothing outside an attribute).
+pub fn html_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// Text escaped for XML (and HTML) character data and attribute values:
 /// markup as entities, and the control characters XML does not allow
 /// dropped.

@@ -178,6 +178,8 @@ pub struct Ranking {
     pub min_score: Option<f32>,
     /// Nothing for a text query whose verdict is `none`.
     pub strict: bool,
+    /// A text query's words as typed, uncorrected.
+    pub as_typed: bool,
     /// How candidates are found.
     pub strategy: Strategy,
     /// Which rankings (text queries only).
@@ -228,6 +230,7 @@ impl Ranking {
             limit: self.limit,
             min_score: self.min_score,
             strict: self.strict,
+            as_typed: self.as_typed,
             strategy: self.strategy,
             mode: self.mode,
             dates: DateRange {

@@ -143,7 +143,7 @@ impl Params {
     }
 
     /// What the CLI's ranking flags give: `k` (from 1 to `max_k`, default
-    /// `default_k`), `min_score`, `strict`, `strategy`, `since`, `until`, `in`,
+    /// `default_k`), `min_score`, `strict`, `as_typed`, `strategy`, `since`, `until`, `in`,
     /// `listed_since`, `listed_until`, `author`, `category`, and `mode`
     /// (for text queries), checked together as [`Ranking::options`] checks
     /// the CLI's.
@@ -156,6 +156,7 @@ impl Params {
             limit: self.number("k", default_k, 1..=max_k)?,
             min_score: self.real("min_score", 0.0, 1.0)?,
             strict: self.flag("strict")?,
+            as_typed: self.flag("as_typed")?,
             strategy: self
                 .one("strategy")?
                 .map(values::strategy)

@@ -136,7 +136,13 @@ pub fn answer(index: &Index, model: Option<&dyn Embedder>, query: &Query) -> Res
     let words = spelling::Terms::of(index, model)?;
     let spelled: Vec<Spelled> = paragraphs
         .iter()
-        .map(|p| spelling::correct(p, &words))
+        .map(|p| match options.as_typed {
+            true => Spelled {
+                text: p.clone(),
+                changes: Vec::new(),
+            },
+            false => spelling::correct(p, &words),
+        })
         .collect();
     let corrected = spelled.iter().any(|s| !s.changes.is_empty());
     let parsed: Vec<Parsed> = spelled.iter().map(|s| Parsed::new(&s.text)).collect();

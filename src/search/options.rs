@@ -148,6 +148,9 @@ pub struct SearchOptions {
     pub min_score: Option<f32>,
     /// List nothing for a text query whose verdict is `none`.
     pub strict: bool,
+    /// Search a text query's words as typed, without correcting the ones
+    /// the index does not know ([`super::spelling`]).
+    pub as_typed: bool,
     /// How to find candidates.
     pub strategy: Strategy,
     /// Which rankings to use (for text queries).
@@ -165,6 +168,7 @@ impl Default for SearchOptions {
             limit: 10,
             min_score: None,
             strict: false,
+            as_typed: false,
             strategy: Strategy::Auto,
             mode: Mode::Hybrid,
             dates: DateRange::default(),

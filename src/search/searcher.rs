@@ -26,6 +26,7 @@ use super::retrieve;
 use crate::embed::{BertEmbedder, Embedder, ModelChoice};
 use crate::error::{Error, Result};
 use crate::id::Wanted;
+use crate::index::reading::ReadingState;
 use crate::index::{manifest, Index};
 use crate::paper::Paper;
 
@@ -274,6 +275,28 @@ impl Searcher {
         // In the order they were added: a dump's papers together, the
         // newest last.
         self.index().db().for_each(false, |_, paper| f(paper))
+    }
+
+    /// The reading list: the papers marked `state` (saved or read), the
+    /// newest mark first (ties by id); a mark of a paper removed since is
+    /// left out (`papers list --saved`).
+    pub fn reading_list(&self, state: ReadingState) -> Result<Vec<Paper>> {
+        let index = self.index();
+        let mut marks: Vec<_> = index
+            .marks()?
+            .into_iter()
+            .filter(|m| m.state == state)
+            .collect();
+        marks.sort_by(|a, b| b.at.cmp(&a.at).then(a.id.cmp(&b.id)));
+        let mut papers = Vec::with_capacity(marks.len());
+        for mark in marks {
+            match index.resolve(&Wanted::parse(&mark.id)) {
+                Ok(row) => papers.push(index.paper(row)?),
+                Err(Error::UnknownId { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(papers)
     }
 
     /// What is in the index (`papers info`).

@@ -89,6 +89,7 @@ async fn search(State(app): Shared, RawQuery(query): RawQuery) -> Response {
             "mode",
             "min_score",
             "strict",
+            "as_typed",
             "strategy",
             "explain",
         ]))?;

@@ -327,6 +327,18 @@ fn the_feed_writes_markdown_rss_and_atom_and_takes_other_scopes() {
         4
     );
 
+    // On stdout too the channel links somewhere, and no text is escaped
+    // twice: a quote reads as a quote once the XML is read.
+    let stdout = papers_in(index.path(), &["feed", "--format", "rss", "-k", "4"])
+        .ok()
+        .stdout;
+    assert!(!stdout.contains("<link></link>"), "{stdout}");
+    assert!(stdout.contains("<link>http"), "{stdout}");
+    assert!(
+        !stdout.contains("&amp;quot;") && !stdout.contains("&amp;apos;"),
+        "{stdout}"
+    );
+
     let atom = papers_in(index.path(), &["feed", "--format", "atom", "-k", "2"]).ok();
     assert!(atom
         .stdout
@@ -425,7 +437,8 @@ fn bad_tags_and_empty_feeds_get_one_line_answers() {
     );
     one_line_error(dir, &["tag", "a/b", "0c5bf8d0"], 2, &["'/' is not allowed"]);
     one_line_error(dir, &["tag", "", "0c5bf8d0"], 2, &["cannot be empty"]);
-    one_line_error(dir, &["tag", "pos"], 2, &["name papers to tag"]);
+    // No ids, and nothing on standard input (as `papers export` says).
+    one_line_error(dir, &["tag", "pos"], 1, &["nothing to tag"]);
     one_line_error(
         dir,
         &["tag", "pos", "ffff0000"],
@@ -687,4 +700,53 @@ fn a_damaged_feed_cache_is_trained_again_and_leftovers_are_swept() {
     .ok();
     assert!(!stale.exists(), "the leftover is swept");
     assert!(fresh.exists(), "a file being written is left alone");
+}
+
+#[test]
+fn the_reading_list_keeps_saved_and_read_papers_and_piped_ids_tag_untag_and_remove() {
+    let index = small_index_copy();
+    let all: Vec<String> = listed(index.path()).into_iter().collect();
+    assert!(all.len() >= 6, "{all:?}");
+    let here = |args: &[&str]| papers_in(index.path(), args);
+    let piped = |args: &[&str], input: &str| {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", index.path());
+        crate::util::run_with_stdin(cmd, args, input)
+    };
+    // Saved in two runs a second apart: the newest mark comes first.
+    here(&["mark", "saved", &all[0]]).ok();
+    std::thread::sleep(Duration::from_millis(1100));
+    here(&["mark", "saved", &all[1]]).ok();
+    here(&["mark", "read", &all[2]]).ok();
+    here(&["mark", "seen", &all[3]]).ok();
+    let list = |flag: &str| ids_of(&lines(&here(&["list", flag, "--json"]).ok()));
+    assert_eq!(list("--saved"), [all[1].clone(), all[0].clone()]);
+    assert_eq!(list("--read"), [all[2].clone()]);
+    here(&["list", "--saved", "--read"]).fails(2, &["--read"]);
+
+    // `new --all` puts back what was only seen; saved and read stay, unless --kept.
+    let back: Value = here(&["mark", "new", "--all", "--json"]).ok().json();
+    assert_eq!(back["changed"], 1, "{back}");
+    assert_eq!(list("--saved").len(), 2);
+    assert_eq!(list("--read").len(), 1);
+    let back: Value = here(&["mark", "new", "--all", "--kept", "--json"])
+        .ok()
+        .json();
+    assert_eq!(back["changed"], 3, "{back}");
+    assert!(list("--saved").is_empty() && list("--read").is_empty());
+
+    // tag, untag and remove read a result list piped in, as mark does.
+    let feed = format!("{{\"id\":\"{}\"}}\n{{\"id\":\"{}\"}}\n", all[4], all[5]);
+    piped(&["tag", "picked"], &feed).ok();
+    let tags: Vec<Value> = lines(&here(&["tags", "--json"]).ok());
+    let picked = tags.iter().find(|t| t["tag"] == "picked").expect("the tag");
+    assert_eq!(picked["liked"], 2, "{picked}");
+    piped(&["untag", "picked"], &all[4]).ok();
+    let tags: Vec<Value> = lines(&here(&["tags", "--json"]).ok());
+    let picked = tags.iter().find(|t| t["tag"] == "picked").expect("the tag");
+    assert_eq!(picked["liked"], 1, "{picked}");
+    piped(&["remove"], &all[5]).ok();
+    assert!(!listed(index.path()).contains(&all[5]));
+    // Nothing piped in is a one-line error naming what to do.
+    piped(&["untag", "picked"], "").fails(1, &["nothing to untag"]);
 }
