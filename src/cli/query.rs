@@ -264,7 +264,7 @@ pub fn list(ctx: &Context, args: ListArgs) -> Result<()> {
         state.name()
     ));
     ctx.printer()
-        .list(|each| papers.into_iter().try_for_each(|p| each(p)))?;
+        .list(|each| papers.into_iter().try_for_each(each))?;
     Ok(())
 }
 
