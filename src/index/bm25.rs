@@ -51,6 +51,11 @@ impl Lexical {
         self.segments.iter().map(|s| s.df(term) as u64).sum()
     }
 
+    /// Whether some term of any segment starts with `prefix`.
+    pub fn has_prefix(&self, prefix: &str) -> bool {
+        self.segments.iter().any(|s| s.has_prefix(prefix))
+    }
+
     /// Up to `n` rows holding `term`, first rows first.
     pub fn rows_with(&self, term: &str, n: usize) -> Result<Vec<usize>> {
         let mut rows = Vec::new();

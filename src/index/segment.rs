@@ -326,6 +326,20 @@ impl Segment {
         None
     }
 
+    /// Whether some term of the segment starts with `prefix`.
+    pub fn has_prefix(&self, prefix: &str) -> bool {
+        let (mut lo, mut hi) = (0, self.terms);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.term_at(mid) < prefix.as_bytes() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo < self.terms && self.term_at(lo).starts_with(prefix.as_bytes())
+    }
+
     /// Rows containing `term`.
     pub fn df(&self, term: &str) -> u32 {
         self.find(term).map_or(0, |(df, _, _)| df)

@@ -11,7 +11,8 @@
 //! index holds that term and some record holding it writes that very
 //! word (so `mixtral` is not taken for `mixtural` because `mixture`
 //! shares its stem); the one in most records wins, then the first
-//! found. At two edits, one of them is a drop or a swap (the other any
+//! found (at two edits, the first in alphabetical order; only spellings
+//! whose first five letters begin some term of the index are analysed). At two edits, one of them is a drop or a swap (the other any
 //! edit): two letters missing from one long word go uncorrected.
 //!
 //! Left alone: words the index knows, real words it does not (a word the
@@ -38,6 +39,8 @@ pub trait Vocabulary {
     /// Whether `word` (lower-case) is a real word, though the index lacks
     /// it: a word the model's vocabulary holds whole.
     fn is_word(&self, word: &str) -> bool;
+    /// Whether some analysed term starts with `prefix`.
+    fn has_prefix(&self, prefix: &str) -> bool;
 }
 
 /// An index's words: its lexical segments and its records' texts, and
@@ -62,6 +65,10 @@ impl<'a> Terms<'a> {
     }
 }
 
+/// How many first letters of a spelling two edits away must begin some
+/// term of the index before it is analysed.
+const PREFIX: usize = 5;
+
 /// How many records holding a term are read for the word as written.
 const WRITTEN_READS: usize = 16;
 
@@ -72,6 +79,10 @@ impl Vocabulary for Terms<'_> {
 
     fn is_word(&self, word: &str) -> bool {
         self.model.is_some_and(|m| m.knows_word(word))
+    }
+
+    fn has_prefix(&self, prefix: &str) -> bool {
+        self.lexical.has_prefix(prefix)
     }
 
     fn written(&self, term: &str, word: &str) -> bool {
@@ -208,14 +219,28 @@ fn correction(word: &str, words: &dyn Vocabulary) -> Option<String> {
         if edits < 2 {
             return None;
         }
-        let mut far = Vec::new();
+        // Tens of thousands of spellings two edits away: only those whose
+        // first letters begin some term of the index are analysed (a stem
+        // keeps a word's first letters), each such beginning looked up once.
+        let mut far = std::collections::HashSet::new();
         for candidate in &near {
             far.extend(one_edit(candidate, false));
         }
         for candidate in one_edit(&lower, false) {
             far.extend(one_edit(&candidate, true));
         }
-        best(far)
+        let mut begins: std::collections::HashMap<String, bool> = Default::default();
+        let mut kept: Vec<String> = far
+            .into_iter()
+            .filter(|c| {
+                let head = &c[..c.len().min(PREFIX)];
+                *begins
+                    .entry(head.to_string())
+                    .or_insert_with(|| words.has_prefix(head))
+            })
+            .collect();
+        kept.sort();
+        best(kept)
     })?;
     Some(match word.chars().next() {
         Some(first) if first.is_ascii_uppercase() => {
@@ -290,6 +315,13 @@ mod tests {
 
         fn is_word(&self, word: &str) -> bool {
             ["actor", "factor"].contains(&word)
+        }
+
+        fn has_prefix(&self, prefix: &str) -> bool {
+            self.0
+                .iter()
+                .filter_map(|(w, _)| Analysis::CURRENT.term(w))
+                .any(|t| t.starts_with(prefix))
         }
     }
 
