@@ -107,6 +107,13 @@ pub struct ShowArgs {
 #[derive(JsonSchema)]
 pub struct NoArgs {}
 
+/// `reading_list`'s arguments.
+#[derive(JsonSchema)]
+pub struct ReadingListArgs {
+    /// `saved` (the default) or `read`.
+    pub state: Option<String>,
+}
+
 /// `feed`'s arguments.
 #[derive(JsonSchema)]
 pub struct FeedArgs {

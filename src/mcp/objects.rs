@@ -85,7 +85,57 @@ pub struct Tags {
     pub tags: Vec<TagView>,
 }
 
-/// The most tags `tags` lists.
+/// The reader's reading list: what `reading_list` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadingList {
+    /// `saved` or `read`.
+    pub state: String,
+    /// How many papers are so marked.
+    pub total: usize,
+    /// How many are in `papers`.
+    pub returned: usize,
+    /// True when papers were left out (more than 500).
+    pub truncated: bool,
+    /// The papers, the newest mark first.
+    pub papers: Vec<ListedPaper>,
+}
+
+/// A paper of the reading list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedPaper {
+    /// The paper's id: pass it to `show`.
+    pub id: String,
+    /// The paper as a resource: `papers://paper/{id}`.
+    pub uri: String,
+    /// The title, else the abstract's first sentence, shortened.
+    pub title: String,
+    /// The arXiv id, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arxiv_id: Option<String>,
+}
+
+/// `reading_list` for an agent.
+pub fn reading_list(state: &str, papers: &[crate::paper::Paper]) -> ReadingList {
+    let listed: Vec<ListedPaper> = papers
+        .iter()
+        .take(MAX_TAGS)
+        .map(|p| ListedPaper {
+            id: p.id.hex(),
+            uri: super::answer::uri(&p.id.hex()),
+            title: super::answer::title(p),
+            arxiv_id: p.arxiv_id().map(str::to_string),
+        })
+        .collect();
+    ReadingList {
+        state: state.to_string(),
+        total: papers.len(),
+        returned: listed.len(),
+        truncated: listed.len() < papers.len(),
+        papers: listed,
+    }
+}
+
+/// The most tags `tags` lists, and papers `reading_list` lists.
 const MAX_TAGS: usize = 500;
 
 /// `tags` for an agent.

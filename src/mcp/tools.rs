@@ -16,6 +16,7 @@ use super::answer::{self, Detail, Hits};
 use super::args::*;
 use super::objects;
 use crate::error::Error;
+use crate::index::reading::ReadingState;
 use crate::request::{with_filters, BadParam, Front, Params};
 use crate::search::{self, Query, Searcher};
 
@@ -98,6 +99,13 @@ fn specs() -> Vec<Spec> {
             "tags",
             "The reader's tags",
             "The reader's tags, with how many papers each likes.",
+            Read,
+        ),
+        spec::<ReadingListArgs, objects::ReadingList>(
+            "reading_list",
+            "The reader's reading list",
+            "The papers the reader marked saved (to read later; the default) or read, the \
+             newest mark first.",
             Read,
         ),
         spec::<TagArgs, objects::TagChanged>(
@@ -236,6 +244,25 @@ fn run(
             let feed = searcher.feed(&p.feed(&["tags", "tag"], 10, MAX_K)?)?;
             let hits = answer::feed(&feed, detail(p)?);
             Ok(structured(&hits, links(&hits)))
+        }
+        "reading_list" => {
+            p.only(&["state"])?;
+            let state = match p.one("state")?.unwrap_or("saved") {
+                "saved" => ReadingState::Saved,
+                "read" => ReadingState::Read,
+                other => {
+                    return Err(BadParam::new(
+                        "state",
+                        format!("'{other}' is not one of saved, read"),
+                    )
+                    .into())
+                }
+            };
+            let papers = searcher.reading_list(state)?;
+            Ok(structured(
+                &objects::reading_list(state.name(), &papers),
+                Vec::new(),
+            ))
         }
         "tags" => {
             p.only(&[])?;

@@ -13,6 +13,7 @@ use axum::Router;
 use super::app::{App, Failure};
 use super::{feeds, page};
 use crate::error::Error;
+use crate::index::reading::ReadingState;
 use crate::output::json;
 use crate::request::{with_filters, BadParam, Params, MAX_K};
 use crate::search::{self, Query};
@@ -137,9 +138,28 @@ async fn paper(State(app): Shared, Path(id): Path<String>, RawQuery(query): RawQ
 async fn list(State(app): Shared, RawQuery(query): RawQuery) -> Response {
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
-        p.only(&["offset", "limit"])?;
+        p.only(&["offset", "limit", "saved", "read"])?;
         let offset = p.number("offset", 0, 0..=usize::MAX)?;
         let limit = p.number("limit", 100, 1..=MAX_K)?;
+        // The reading list, as `papers list --saved` / `--read` gives it.
+        let state = match (p.flag("saved")?, p.flag("read")?) {
+            (true, true) => {
+                return Err(BadParam::new("read", "give saved or read, not both").into())
+            }
+            (true, false) => Some(ReadingState::Saved),
+            (false, true) => Some(ReadingState::Read),
+            (false, false) => None,
+        };
+        if let Some(state) = state {
+            let papers = searcher.reading_list(state)?;
+            let objects: Vec<String> = papers
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|paper| json::paper_object(paper, false))
+                .collect();
+            return Ok(json::array(&objects));
+        }
         let mut objects = Vec::new();
         let mut seen = 0;
         let walked = searcher.for_each_paper(|paper| {

@@ -723,6 +723,11 @@ fn the_reading_list_keeps_saved_and_read_papers_and_piped_ids_tag_untag_and_remo
     assert_eq!(list("--saved"), [all[1].clone(), all[0].clone()]);
     assert_eq!(list("--read"), [all[2].clone()]);
     here(&["list", "--saved", "--read"]).fails(2, &["--read"]);
+    // The API gives the same lists.
+    let server = Server::start(index.path(), &[]);
+    assert_eq!(ids(&server.json("/api/list?saved=1")), list("--saved"));
+    assert_eq!(ids(&server.json("/api/list?read=1")), list("--read"));
+    drop(server);
 
     // `new --all` puts back what was only seen; saved and read stay, unless --kept.
     let back: Value = here(&["mark", "new", "--all", "--json"]).ok().json();

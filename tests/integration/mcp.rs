@@ -56,6 +56,8 @@ fn tagged_index() -> (tempfile::TempDir, String) {
         &["transformers position encoding causal mask"],
     );
     papers_in(index.path(), &["tag", "pos", &liked]).ok();
+    // On the reading list: the liked paper, saved.
+    papers_in(index.path(), &["mark", "saved", &liked]).ok();
     (index, liked)
 }
 
@@ -78,7 +80,15 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     assert!(t["instructions"].as_str().unwrap().contains("untrusted"));
 
     // The tools, in a fixed order, each with an object output schema.
-    let mut names = vec!["search", "similar", "show", "info", "feed", "tags"];
+    let mut names = vec![
+        "search",
+        "similar",
+        "show",
+        "info",
+        "feed",
+        "tags",
+        "reading_list",
+    ];
     if write {
         names.extend(["tag", "mark", "untag"]);
     }
@@ -156,6 +166,14 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     for (hit, line) in hits.as_array().unwrap().iter().zip(&cli) {
         assert_eq!(hit["match"], line["match"]);
     }
+    // The reading list, as `papers list --saved` gives it.
+    let saved = ok("reading_list");
+    assert_eq!(saved["state"], "saved");
+    let cli: Vec<Value> = papers_in(dir, &["list", "--saved", "--json"])
+        .ok()
+        .json_lines();
+    assert_eq!(ids(&saved["papers"]), ids(&Value::Array(cli)));
+    assert_eq!(saved["papers"][0]["id"], liked);
     let typo = ok("search_typo");
     assert_eq!(
         typo["searched"], "position encoding for long contexts",

@@ -68,6 +68,7 @@ async def session(target, mode, write):
 
         t["search"] = await call("search", {"query": "position encoding for long contexts"})
         t["search_k3"] = await call("search", {"query": "position encoding for long contexts", "k": 3})
+        t["reading_list"] = await call("reading_list", {})
         t["search_typo"] = await call("search", {"query": "positon encodng for long contexts", "k": 3})
         t["search_strict"] = await call("search", {"query": "zzqxv qwpfj", "k": 3, "strict": True})
         t["search_none"] = await call("search", {"query": "zzqxv qwpfj", "k": 3})
