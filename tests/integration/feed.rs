@@ -727,6 +727,19 @@ fn the_reading_list_keeps_saved_and_read_papers_and_piped_ids_tag_untag_and_remo
     let server = Server::start(index.path(), &[]);
     assert_eq!(ids(&server.json("/api/list?saved=1")), list("--saved"));
     assert_eq!(ids(&server.json("/api/list?read=1")), list("--read"));
+    // And the page's Saved view, in a real browser.
+    match chromium() {
+        Some(browser) => {
+            let dom = rendered(browser, &format!("{}/?saved", server.base));
+            assert_eq!(
+                shown_ids(&dom),
+                list("--saved"),
+                "the page lists the saved papers"
+            );
+            assert!(dom.contains("2 papers saved, the newest first"), "{dom}");
+        }
+        None => eprintln!("skipped the page's Saved view: no Chromium on this machine"),
+    }
     drop(server);
 
     // `new --all` puts back what was only seen; saved and read stay, unless --kept.
