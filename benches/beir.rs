@@ -29,13 +29,16 @@ use papers::index::Index;
 use papers::lexical::{Bm25, Params};
 use papers::search::answer as query;
 use papers::search::Query;
-use papers::search::{exact_scan, Fusion, Mode, SearchOptions, Strategy, FUSION_DEPTH};
+use papers::search::{exact_scan, Mode, SearchOptions, Strategy};
 use papers::write::{self, IndexRequest, Quiet};
 
 #[path = "beir/calibrate.rs"]
 mod calibrate;
 #[path = "beir/dump.rs"]
 mod dump;
+#[path = "beir/fusion.rs"]
+mod fusion;
+use fusion::{Fusion, FUSION_DEPTH};
 #[path = "beir/seeds.rs"]
 mod seeds;
 

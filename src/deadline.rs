@@ -69,14 +69,6 @@ pub fn within<T>(at: Instant, work: impl FnOnce() -> T) -> T {
     work()
 }
 
-/// Runs `work` with the current deadline, for a thread started by it.
-pub fn inherit<T>(deadline: Deadline, work: impl FnOnce() -> T) -> T {
-    match deadline.0 {
-        Some(at) => within(at, work),
-        None => work(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,9 @@ use std::path::Path;
 use papers::embed::Embedder;
 use papers::index::Index;
 use papers::search::relevance::{self, Calibration};
-use papers::search::{search_text, Fusion, Mode, SearchOptions, Strategy};
+use papers::search::{search_text, Mode, SearchOptions, Strategy};
+
+use super::fusion::Fusion;
 use papers::vector::dot;
 
 use super::{metrics, BoxResult, K};

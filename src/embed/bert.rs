@@ -29,7 +29,6 @@ pub struct BertEmbedder {
     tokens: Tokens,
     backend: Box<dyn Backend>,
     config: ModelConfig,
-    model_id: String,
 }
 
 impl BertEmbedder {
@@ -60,7 +59,6 @@ impl BertEmbedder {
             tokens,
             backend,
             config,
-            model_id: files.model.clone(),
         })
     }
 
@@ -170,10 +168,6 @@ fn open_backend(
 }
 
 impl Embedder for BertEmbedder {
-    fn model_id(&self) -> &str {
-        &self.model_id
-    }
-
     fn windows(&self, text: &str) -> Result<Vec<String>> {
         self.tokens.windows(text)
     }

@@ -40,9 +40,6 @@ use crate::error::Result;
 
 /// A sentence-embedding model.
 pub trait Embedder {
-    /// The model's id, as recorded in an index manifest.
-    fn model_id(&self) -> &str;
-
     /// Length of the vectors it returns.
     fn dimension(&self) -> usize;
 

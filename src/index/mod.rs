@@ -366,11 +366,6 @@ impl Index {
             loaded
         })
     }
-
-    /// Whether stored graphs exist for this index (without loading them).
-    pub fn has_stored_graphs(&self) -> bool {
-        !graphs::tiling(&self.data, self.rows()).is_empty()
-    }
 }
 
 /// How many live vectors, spread evenly over the index, [`Index::centre`]

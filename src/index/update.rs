@@ -241,16 +241,6 @@ impl Update {
         &self.new[position]
     }
 
-    /// Supplies the vector for a pending position.
-    pub fn set_vector(&mut self, position: usize, vector: Vec<f32>) {
-        self.vectors[position] = Some(vector);
-    }
-
-    /// Supplies the window vectors of a pending position's long text.
-    pub fn set_windows(&mut self, position: usize, windows: Vec<Vec<f32>>) {
-        self.windows[position] = windows;
-    }
-
     /// Whether the update changes nothing on disk.
     pub fn is_noop(&self) -> bool {
         self.base.is_some()

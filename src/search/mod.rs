@@ -31,7 +31,7 @@ pub use answer::{paragraphs, Query};
 pub use candidates::{resolve_strategy, strategy_for, QUANTIZED_FROM};
 pub use dupes::{near_duplicates, Dupe};
 pub use found::{Annotations, Found, Info, Pair, Results, Sort};
-pub use options::{DateRange, Fusion, Mode, Scope, SearchOptions, Strategy, FUSION_DEPTH};
+pub use options::{DateRange, Mode, Scope, SearchOptions, Strategy};
 pub use rank::{
     combine, exact_scan, keep_best, rank, top_k, top_k_chunks, Decision, Hit, Measures, Ranked,
     Ranking,
