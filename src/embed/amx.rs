@@ -249,7 +249,7 @@ pub struct Batch<'a> {
 }
 
 /// `x` rounded to bf16, to nearest even (NaN stays NaN).
-fn bf16(x: f32) -> u16 {
+pub(crate) fn bf16(x: f32) -> u16 {
     if x.is_nan() {
         return 0x7fc0;
     }

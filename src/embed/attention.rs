@@ -239,4 +239,94 @@ mod tests {
             }
         }
     }
+
+    /// The attention on AMX tiles (`amx::attention`), against this one.
+    mod tiles {
+        use crate::embed::amx;
+
+        /// Against the f32 projections and attention of the encoder over the
+        /// bf16-rounded input and weights, on ragged lengths (one past a
+        /// multiple of 32, and the batch's width not one) and two head sizes:
+        /// the projections' and attention's operands are rounded to bf16 too,
+        /// so agreement to about 1%.
+        #[test]
+        fn attention_on_tiles_matches_the_f32_attention() {
+            if !amx::available() {
+                eprintln!("skipped: this processor or system offers no AMX bf16 tiles");
+                return;
+            }
+            let widen = |v: f32| f64::from(f32::from_bits(u32::from(amx::bf16(v)) << 16));
+            for (heads, head_size, width, lengths) in [
+                (3usize, 32usize, 70usize, vec![70usize, 33, 1]),
+                (2, 64, 40, vec![40, 17]),
+            ] {
+                let hidden = heads * head_size;
+                let tokens = lengths.len() * width;
+                let x: Vec<f32> = (0..tokens * hidden)
+                    .map(|i| ((i as f32) * 0.013 + 0.2).sin() * 1.5)
+                    .collect();
+                let weight: Vec<f32> = (0..3 * hidden * hidden)
+                    .map(|i| ((i as f32) * 0.37).sin() * 0.3)
+                    .collect();
+                let bias: Vec<f32> = (0..3 * hidden)
+                    .map(|i| (i as f32 * 0.1).cos() * 0.5)
+                    .collect();
+                let out: Vec<f32> = (0..hidden * hidden)
+                    .map(|i| ((i as f32) * 0.53).sin() * 0.1)
+                    .collect();
+                let batch = amx::Batch {
+                    lengths: &lengths,
+                    width,
+                    heads,
+                    head_size,
+                };
+                let got = amx::attention(
+                    &x,
+                    &amx::Packed::new(&weight, 3 * hidden, hidden),
+                    &bias,
+                    &amx::Packed::new(&out, hidden, hidden),
+                    batch,
+                );
+                let qkv: Vec<f32> = (0..tokens * 3 * hidden)
+                    .map(|i| {
+                        let (t, o) = (i / (3 * hidden), i % (3 * hidden));
+                        let dot: f64 = (0..hidden)
+                            .map(|j| widen(x[t * hidden + j]) * widen(weight[o * hidden + j]))
+                            .sum();
+                        (f64::from(bias[o]) + dot) as f32
+                    })
+                    .collect();
+                let tensor = candle_core::Tensor::from_vec(
+                    qkv,
+                    (tokens, 3 * hidden),
+                    &candle_core::Device::Cpu,
+                )
+                .unwrap();
+                let want = super::fused_attention(&tensor, &lengths, width, heads, head_size)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap();
+                // The context times `out`ᵀ, over the bf16-rounded context.
+                let want: Vec<f32> = (0..tokens * hidden)
+                    .map(|i| {
+                        let (t, o) = (i / hidden, i % hidden);
+                        let dot: f64 = (0..hidden)
+                            .map(|j| widen(want[t * hidden + j]) * widen(out[o * hidden + j]))
+                            .sum();
+                        dot as f32
+                    })
+                    .collect();
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let (seq, position) = (i / hidden / width, i / hidden % width);
+                    if position >= lengths[seq] {
+                        assert_eq!(*g, 0.0, "padded value {i} written");
+                    } else {
+                        assert!((g - w).abs() < 0.02, "value {i}: {g} vs {w}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! liked papers against 2,000 of the collection is not swamped.
 
 use super::batch::Batch;
-use super::ranker::Examples;
+use super::examples::Examples;
 use super::svm::{self, Example, Linear};
 use super::words::Words;
 
@@ -116,71 +116,4 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
     linear.w.iter_mut().for_each(|w| *w *= scale);
     let terms = batches.map(|(own, shared)| Batch::to_words(&[shared, &own], &weights, TERMS_KEPT));
     (linear, terms)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::authors;
-    use super::super::batch::Batch;
-    use super::super::ranker::{ExampleWords, Examples, Ranker, Trained};
-    use super::super::words::Words;
-
-    fn words(terms: &[&str]) -> Words {
-        let w = 1.0 / (terms.len() as f32).sqrt();
-        terms.iter().map(|t| (t.to_string(), w)).collect()
-    }
-
-    fn names(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    /// Every vector the same: what ranks is the words a tag's papers
-    /// share, then the authors.
-    #[test]
-    fn the_classifier_learns_the_tags_words_and_authors() {
-        let v = [0.6f32, 0.8];
-        let liked_words: Vec<Words> = (0..4)
-            .map(|i| words(&["sql", "queri", &format!("topic{i}")]))
-            .collect();
-        let background_words: Vec<Words> = (0..40)
-            .map(|i| words(&["imag", "diffus", &format!("other{i}")]))
-            .collect();
-        let batch = Batch::of(&background_words.iter().collect::<Vec<_>>());
-        let mean = Words::default();
-        let liked_authors = [names(&["Ada Lovelace"]), names(&["Ada Lovelace", "Bo"])];
-        let examples = Examples {
-            liked: vec![&v; 4],
-            disliked: Vec::new(),
-            background: vec![&v; 40],
-            words: Some(ExampleWords {
-                liked: liked_words.iter().collect(),
-                disliked: Vec::new(),
-                background: &mean,
-                each_background: Some(&batch),
-            }),
-            authors: authors::tally(&[&liked_authors[0], &liked_authors[1]], &[]),
-        };
-        let trained = Trained::new(Ranker::Classifier, &examples);
-        let new_words = [
-            words(&["imag", "diffus", "new"]),
-            words(&["sql", "queri", "new"]),
-            words(&["imag", "diffus", "again"]),
-        ];
-        let by = [names(&["Cy"]), names(&["Dee"]), names(&["Ada Lovelace"])];
-        let scores = trained.score(&[&v, &v, &v], Some(&Batch::new(&new_words)), Some(&by));
-        assert!(
-            scores[1] > scores[0],
-            "the tag's words rank first: {scores:?}"
-        );
-        assert!(
-            scores[2] > scores[0],
-            "a liked author lifts a paper: {scores:?}"
-        );
-        // What training learnt, read back, ranks the same.
-        let again = Trained::with(Ranker::Classifier, &examples, trained.into_learnt());
-        assert_eq!(
-            again.score(&[&v, &v, &v], Some(&Batch::new(&new_words)), Some(&by)),
-            scores
-        );
-    }
 }

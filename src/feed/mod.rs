@@ -15,6 +15,7 @@ pub mod batch;
 pub mod cache;
 mod classifier;
 pub mod daily;
+pub mod examples;
 pub mod inbox;
 mod profile;
 pub mod ranker;

@@ -7,6 +7,7 @@
 use super::authors::{self, Tally};
 use super::batch::Batch;
 use super::classifier::{classify, fit, CLASSIFIER};
+pub use super::examples::{ExampleWords, Examples};
 use super::svm::Linear;
 use super::words::{self, Words};
 
@@ -86,35 +87,6 @@ impl Ranker {
             Ranker::Classifier => "SVM [meaning / 2, words] + shared authors (chosen)",
         }
     }
-}
-
-/// A tag's examples, as vectors.
-#[derive(Default)]
-pub struct Examples<'a> {
-    /// Papers tagged as liked.
-    pub liked: Vec<&'a [f32]>,
-    /// Papers tagged as not interested.
-    pub disliked: Vec<&'a [f32]>,
-    /// Other papers of the collection (a sample), as weak negatives.
-    pub background: Vec<&'a [f32]>,
-    /// The same papers' words, for rankers that read them.
-    pub words: Option<ExampleWords<'a>>,
-    /// The liked papers' authors less the disliked ones', for rankers that
-    /// read them.
-    pub authors: Tally,
-}
-
-/// A tag's examples as word vectors.
-pub struct ExampleWords<'a> {
-    /// Of the liked papers.
-    pub liked: Vec<&'a Words>,
-    /// Of the papers marked not interested.
-    pub disliked: Vec<&'a Words>,
-    /// The mean of the background's (the same for every tag).
-    pub background: &'a Words,
-    /// Each background paper's, in the order of [`Examples::background`],
-    /// as one batch (for [`Ranker::reads_each_background`]).
-    pub each_background: Option<&'a Batch>,
 }
 
 /// What training learnt, for [`Trained::with`] to take instead of
@@ -454,5 +426,72 @@ mod tests {
         let (i, cosine) = trained.nearest(&around(2, 1, 5)[0]);
         assert_eq!(i, 1);
         assert!(cosine > 0.9, "{cosine}");
+    }
+
+    // The classifier, trained through the ranker.
+    mod classifier {
+        use super::super::super::authors;
+        use super::super::super::batch::Batch;
+        use super::super::super::words::Words;
+        use super::super::{ExampleWords, Examples, Ranker, Trained};
+
+        fn words(terms: &[&str]) -> Words {
+            let w = 1.0 / (terms.len() as f32).sqrt();
+            terms.iter().map(|t| (t.to_string(), w)).collect()
+        }
+
+        fn names(list: &[&str]) -> Vec<String> {
+            list.iter().map(|s| s.to_string()).collect()
+        }
+
+        /// Every vector the same: what ranks is the words a tag's papers
+        /// share, then the authors.
+        #[test]
+        fn the_classifier_learns_the_tags_words_and_authors() {
+            let v = [0.6f32, 0.8];
+            let liked_words: Vec<Words> = (0..4)
+                .map(|i| words(&["sql", "queri", &format!("topic{i}")]))
+                .collect();
+            let background_words: Vec<Words> = (0..40)
+                .map(|i| words(&["imag", "diffus", &format!("other{i}")]))
+                .collect();
+            let batch = Batch::of(&background_words.iter().collect::<Vec<_>>());
+            let mean = Words::default();
+            let liked_authors = [names(&["Ada Lovelace"]), names(&["Ada Lovelace", "Bo"])];
+            let examples = Examples {
+                liked: vec![&v; 4],
+                disliked: Vec::new(),
+                background: vec![&v; 40],
+                words: Some(ExampleWords {
+                    liked: liked_words.iter().collect(),
+                    disliked: Vec::new(),
+                    background: &mean,
+                    each_background: Some(&batch),
+                }),
+                authors: authors::tally(&[&liked_authors[0], &liked_authors[1]], &[]),
+            };
+            let trained = Trained::new(Ranker::Classifier, &examples);
+            let new_words = [
+                words(&["imag", "diffus", "new"]),
+                words(&["sql", "queri", "new"]),
+                words(&["imag", "diffus", "again"]),
+            ];
+            let by = [names(&["Cy"]), names(&["Dee"]), names(&["Ada Lovelace"])];
+            let scores = trained.score(&[&v, &v, &v], Some(&Batch::new(&new_words)), Some(&by));
+            assert!(
+                scores[1] > scores[0],
+                "the tag's words rank first: {scores:?}"
+            );
+            assert!(
+                scores[2] > scores[0],
+                "a liked author lifts a paper: {scores:?}"
+            );
+            // What training learnt, read back, ranks the same.
+            let again = Trained::with(Ranker::Classifier, &examples, trained.into_learnt());
+            assert_eq!(
+                again.score(&[&v, &v, &v], Some(&Batch::new(&new_words)), Some(&by)),
+                scores
+            );
+        }
     }
 }
