@@ -20,8 +20,9 @@ pub struct Ranked {
 pub struct Hit {
     /// Position of the record (records are stored in id order).
     pub row: usize,
-    /// The score results are ordered by: cosine similarity (semantic),
-    /// BM25 (lexical) or the fused reciprocal-rank score (hybrid).
+    /// The score results are ordered by: for a text query, the calibrated
+    /// probability of relevance ([`crate::search::relevance`]) in every
+    /// mode; for `similar`, the cosine.
     pub score: f32,
     /// Its place in the semantic ranking, when that was used.
     pub semantic: Option<Ranked>,

@@ -5,10 +5,10 @@
 //! in-memory BM25 and its parameters; the index's own, over segments, is
 //! `crate::index::bm25`.
 //!
-//! A hand-written BM25 rather than tantivy: the corpus is thousands of short
-//! records that are rewritten whole on every index update, so a term →
-//! postings map serialised with serde is all the index needs, and it keeps
-//! the build free of a second search engine.
+//! A hand-written BM25 rather than tantivy: the index keeps its postings in
+//! immutable, memory-mapped segments of its own (`crate::index::segment`,
+//! merged as Lucene's are), written beside the vectors in one commit, and
+//! this keeps the build free of a second search engine.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -8,10 +8,10 @@
 //!
 //! | route                  | parameters                                                   |
 //! |------------------------|--------------------------------------------------------------|
-//! | `GET /api/search`      | `q`, `k`, `mode`, `since`, `until`, `in`, `author`, `category` (each repeatable), `listed_since`, `listed_until`, `min_score`, `strategy`, `explain` |
-//! | `GET /api/similar`     | `id` (repeatable), `not` (repeatable), `k`, `min_score`, `strategy`, `since`, `until` |
+//! | `GET /api/search`      | `q`, `k`, `mode`, `since`, `until`, `in`, `author`, `category` (each repeatable), `listed_since`, `listed_until`, `min_score`, `strict`, `as_typed`, `strategy`, `explain` |
+//! | `GET /api/similar`     | `id` (repeatable), `not` (repeatable), `k`, `min_score`, `strategy`, and the filters of `/api/search` (`since`, `until`, `in`, `author`, `category`, `listed_since`, `listed_until`) |
 //! | `GET /api/papers/ID`   | `raw`; ID in any form the CLI takes                          |
-//! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page)                      |
+//! | `GET /api/list`        | `offset`, `limit` (at most 1000 a page); `saved` or `read`: the reading list, newest mark first |
 //! | `GET /api/info`        |                                                              |
 //! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
 //! | `GET /api/feed`, `/api/tags`, `/feed` | see `feeds`                                   |
