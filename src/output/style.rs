@@ -1,19 +1,20 @@
 //! Terminal styles: ANSI colours and weights, applied only when colour is
 //! on, and the query's words underlined in a hit's text.
 
+use anstyle::{AnsiColor, Style};
+
 use super::Annotations;
 
-pub(super) const BOLD: &str = "\x1b[1m";
-pub(super) const DIM: &str = "\x1b[2m";
-pub(super) const YELLOW: &str = "\x1b[33m";
-pub(super) const GREEN: &str = "\x1b[32m";
-const UNDERLINE: &str = "\x1b[4m";
-const RESET: &str = "\x1b[0m";
+pub(super) const BOLD: Style = Style::new().bold();
+pub(super) const DIM: Style = Style::new().dimmed();
+pub(super) const YELLOW: Style = AnsiColor::Yellow.on_default();
+pub(super) const GREEN: Style = AnsiColor::Green.on_default();
+const UNDERLINE: Style = Style::new().underline();
 
 /// Wraps `text` in an ANSI style when colour is on.
-pub(super) fn paint(text: &str, style: &str, color: bool) -> String {
+pub(super) fn paint(text: &str, style: Style, color: bool) -> String {
     if color {
-        format!("{style}{text}{RESET}")
+        format!("{style}{text}{style:#}")
     } else {
         text.to_string()
     }
@@ -28,10 +29,11 @@ pub(super) fn highlight(text: &str, notes: &Annotations, color: bool) -> String 
     let mut last = 0;
     for (start, end) in crate::evidence::matches(text, &notes.terms, notes.analysis) {
         out.push_str(&text[last..start]);
-        out.push_str(UNDERLINE);
-        out.push_str(&text[start..end]);
-        out.push_str(RESET);
-        out.push_str(BOLD);
+        // Underlined, then back to the bold the title is written in.
+        out.push_str(&format!(
+            "{UNDERLINE}{}{UNDERLINE:#}{BOLD}",
+            &text[start..end]
+        ));
         last = end;
     }
     out.push_str(&text[last..]);
