@@ -130,7 +130,7 @@ pub fn tag(ctx: &Context, args: TagArgs) -> Result<()> {
              or pipe a result list into it (`papers feed --json | papers tag {0}`)",
             args.name
         );
-        super::export::ids_or_piped(args.ids, &usage, "tag")?
+        super::piped::ids_or_piped(args.ids, &usage, "tag")?
     } else {
         args.ids
     };
@@ -145,7 +145,7 @@ pub fn untag(ctx: &Context, args: UntagArgs) -> Result<()> {
         "name papers to untag (`papers untag {0} ID...`) or pipe a result list into it",
         args.name
     );
-    let ids = super::export::ids_or_piped(args.ids, &usage, "untag")?;
+    let ids = super::piped::ids_or_piped(args.ids, &usage, "untag")?;
     let change = papers::feed::untag(&ctx.index_dir, &args.name, &ids, &Notes(ctx))?;
     said(ctx, "untagged", &change);
     prepare(ctx);

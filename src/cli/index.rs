@@ -233,7 +233,7 @@ fn kept(shared: usize) -> String {
 /// `--list`).
 pub fn remove(ctx: &Context, mut args: super::query::RemoveArgs) -> Result<()> {
     if !args.list && args.source.is_empty() {
-        args.ids = super::export::ids_or_piped(
+        args.ids = super::piped::ids_or_piped(
             std::mem::take(&mut args.ids),
             "name papers to remove (`papers remove ID...`), pipe a result list into it, \
              or pass --source FILE or --list",

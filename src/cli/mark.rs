@@ -47,7 +47,7 @@ pub fn mark(ctx: &Context, args: MarkArgs) -> Result<()> {
              (`papers feed --json | papers mark seen`), or pass --all",
             state.name()
         );
-        Marked::Ids(super::export::ids_or_piped(args.ids, &usage, "mark")?)
+        Marked::Ids(super::piped::ids_or_piped(args.ids, &usage, "mark")?)
     };
     let change = papers::feed::mark(&ctx.index_dir, state, &which, &super::feed::Notes(ctx))?;
     if ctx.json {

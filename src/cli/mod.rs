@@ -7,6 +7,7 @@ mod index;
 mod mark;
 mod model;
 mod open;
+mod piped;
 mod progress;
 mod query;
 mod serve;

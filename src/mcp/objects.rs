@@ -118,7 +118,7 @@ pub struct ListedPaper {
 pub fn reading_list(state: &str, papers: &[crate::paper::Paper]) -> ReadingList {
     let listed: Vec<ListedPaper> = papers
         .iter()
-        .take(MAX_TAGS)
+        .take(MAX_LISTED)
         .map(|p| ListedPaper {
             id: p.id.hex(),
             uri: super::answer::uri(&p.id.hex()),
@@ -135,8 +135,11 @@ pub fn reading_list(state: &str, papers: &[crate::paper::Paper]) -> ReadingList 
     }
 }
 
-/// The most tags `tags` lists, and papers `reading_list` lists.
+/// The most tags `tags` lists.
 const MAX_TAGS: usize = 500;
+
+/// The most papers `reading_list` lists.
+const MAX_LISTED: usize = 500;
 
 /// `tags` for an agent.
 pub fn tags(tags: &[TagSummary]) -> Tags {
