@@ -1,4 +1,6 @@
-//! The feed's rankers on real data: `cargo bench --bench feed [-- all]`.
+//! The feed's rankers on real data: `cargo bench --bench feed [-- all]
+//! [replica]` (`replica`: scikit-learn's SVM as `papers::feed::replica`
+//! carries it, on the same draws; slow).
 //!
 //! From `arxiv/arxiv-74k.jsonl.gz` (under `PAPERS_BENCH`, else
 //! `../shared/bench`), where categories are the authors' own:
@@ -35,6 +37,11 @@ use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Ranker, Trained};
 use papers::index::Index;
 use papers::write::{self, IndexRequest, Quiet};
+
+#[path = "feed/calibrated.rs"]
+mod calibrated;
+#[path = "feed/replicated.rs"]
+mod replicated;
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -243,6 +250,36 @@ fn main() -> BoxResult<()> {
     // Weak negatives as `papers feed` draws them.
     let mut scores: BTreeMap<(Ranker, bool), Vec<[f64; 3]>> = BTreeMap::new();
     let mut train_ms = BTreeMap::<Ranker, f64>::new();
+    let mut calibrated_days = Vec::new();
+    let mut replica_scores = replicated::Scores::new();
+    let replica = args.iter().any(|a| a == "replica");
+    let mut texts: BTreeMap<&str, String> = BTreeMap::new();
+    if replica {
+        for id in vectors.keys() {
+            let row = index.resolve_arxiv(id)?.ok_or("not in the index")?;
+            let paper = index.paper(row)?;
+            let title = paper.meta.as_ref().map_or("", |m| m.title.as_str());
+            texts.insert(id, format!("{title}. {}", paper.text));
+        }
+    }
+    let collection: Vec<(&str, &[f32], String)> = texts
+        .iter()
+        .map(|(id, t)| (*id, vectors[id].as_slice(), t.clone()))
+        .collect();
+    let mut fits = Vec::new();
+    let day_features = |day: &[&Paper]| -> (Vec<&[f32]>, Vec<Words>, Vec<Vec<String>>) {
+        (
+            day.iter()
+                .map(|p| vectors[p.id.as_str()].as_slice())
+                .collect(),
+            day.iter()
+                .map(|p| word_vectors[p.id.as_str()].clone())
+                .collect(),
+            day.iter()
+                .map(|p| author_lists[p.id.as_str()].clone())
+                .collect(),
+        )
+    };
     for (c, tuned, liked, disliked) in &profiles {
         let liked_ids: HashSet<&str> = liked.iter().map(|p| p.id.as_str()).collect();
         let others: Vec<&str> = vectors
@@ -293,27 +330,50 @@ fn main() -> BoxResult<()> {
             }),
             authors: authors::tally(&authors_of(liked), &authors_of(disliked)),
         };
+        if replica {
+            let day_truth: Vec<(Vec<&str>, Vec<bool>)> = days
+                .iter()
+                .map(|d| {
+                    (
+                        d.iter().map(|p| p.id.as_str()).collect(),
+                        d.iter().map(|p| has(p, c)).collect(),
+                    )
+                })
+                .collect();
+            replicated::score(
+                &collection,
+                &liked_ids,
+                &day_truth,
+                *tuned,
+                &mut replica_scores,
+                metrics,
+            );
+        }
         for ranker in Ranker::ALL {
             let t = Instant::now();
             let trained = Trained::new(ranker, &examples);
             *train_ms.entry(ranker).or_default() += t.elapsed().as_secs_f64() * 1000.0;
+            if let Some(fit) = trained.calibration() {
+                fits.push((*tuned, fit.to_array()));
+            }
             for day in &days {
                 let relevant: Vec<bool> = day.iter().map(|p| has(p, c)).collect();
+                if ranker == papers::feed::CHOSEN {
+                    let (vectors, words, authors) = day_features(day);
+                    if let Some(scores) =
+                        trained.probabilities(&vectors, Some(&Batch::new(&words)), Some(&authors))
+                    {
+                        calibrated_days.push(calibrated::Day {
+                            tuned: *tuned,
+                            scores,
+                            relevant: relevant.clone(),
+                        });
+                    }
+                }
                 if !relevant.contains(&true) {
                     continue;
                 }
-                let day_vectors: Vec<&[f32]> = day
-                    .iter()
-                    .map(|p| vectors[p.id.as_str()].as_slice())
-                    .collect();
-                let day_words: Vec<Words> = day
-                    .iter()
-                    .map(|p| word_vectors[p.id.as_str()].clone())
-                    .collect();
-                let day_authors: Vec<Vec<String>> = day
-                    .iter()
-                    .map(|p| author_lists[p.id.as_str()].clone())
-                    .collect();
+                let (day_vectors, day_words, day_authors) = day_features(day);
                 let s = trained.score(
                     &day_vectors,
                     Some(&Batch::new(&day_words)),
@@ -331,6 +391,8 @@ fn main() -> BoxResult<()> {
     }
 
     print_table(&scores, &train_ms, &profiles);
+    replicated::print(&replica_scores);
+    calibrated::report(&calibrated_days, &fits);
     speed(&work, &dir, &days[DAYS - 1], &profiles)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use crate::hit::Found;
 use crate::paper::Paper;
+use crate::search::verdict::Verdict;
 
 use super::select::Scope;
 
@@ -45,6 +46,9 @@ pub struct FeedHit {
     /// When the `papers index` run that added it committed (Unix
     /// seconds), where one is recorded: a date for papers that have none.
     pub added: Option<u64>,
+    /// How close it is to its tag ([`super::calibration::verdict`]);
+    /// `None` in an unranked feed and for a tag with nothing today.
+    pub verdict: Verdict,
 }
 
 impl FeedHit {
@@ -67,6 +71,9 @@ pub struct Feed {
     pub tags: Vec<String>,
     /// Tags left out, with why (only when no tag was named).
     pub skipped: Vec<String>,
+    /// Tags none of whose new papers reaches [`super::calibration::QUIET`]:
+    /// "nothing today close to" them.
+    pub quiet: Vec<String>,
     /// No tag to rank by yet: the papers are listed newest first, each
     /// with a score of 0 and no `because` (see `feed::unranked`).
     pub unranked: bool,
@@ -86,9 +93,21 @@ impl Feed {
             )
         } else if self.hits.is_empty() {
             self.described.clone()
-        } else {
+        } else if !self.quiet.is_empty() && self.quiet.len() == self.tags.len() {
             format!(
-                "{} ranked of {}, by tag{} {}",
+                "nothing today close to {}: the {} closest of {} follow",
+                self.quiet.join(", "),
+                self.hits.len(),
+                self.described,
+            )
+        } else {
+            let quiet = if self.quiet.is_empty() {
+                String::new()
+            } else {
+                format!("; nothing today close to {}", self.quiet.join(", "))
+            };
+            format!(
+                "{} ranked of {}, by tag{} {}{quiet}",
                 self.hits.len(),
                 self.described,
                 if self.tags.len() == 1 { "" } else { "s" },

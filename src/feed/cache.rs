@@ -7,7 +7,8 @@
 //!
 //! They are files in papers' cache folder (`PAPERS_CACHE_DIR`, else
 //! `~/.cache/papers`): `profiles/KEY.f32` (a classifier or a direction:
-//! the bias, then the weights, as little-endian f32),
+//! the bias, then the weights, then a classifier's calibration's five
+//! numbers where it has one, as little-endian f32),
 //! `profiles/KEY-words.words` (a direction or weights over words),
 //! `profiles/KEY-authors.words` (an authors' tally, in the same format)
 //! and `profiles/KEY.words` (a word vector; the format is
@@ -33,6 +34,7 @@
 
 use std::path::PathBuf;
 
+use super::calibration::Calibration;
 use super::ranker::Learnt;
 use super::svm::Linear;
 use super::words::Words;
@@ -52,6 +54,7 @@ pub fn key(index: &Index, ranker: &str, marks: &[(String, bool)]) -> String {
         &index.manifest().weights_sha256,
         &generation.to_string(),
         &super::ranker::BACKGROUND.to_string(),
+        FORMAT,
     ] {
         hash.part(part.as_bytes());
     }
@@ -75,6 +78,10 @@ pub fn generation(live: u64) -> u32 {
     }
     n
 }
+
+/// The layout of the files, in the key: a change of it (version 2 added
+/// the calibration) leaves the old files unread.
+const FORMAT: &str = "profile files v2";
 
 /// The bytes of the seal each cache file ends with.
 const SEAL: usize = 64;
@@ -112,18 +119,25 @@ fn path(key: &str) -> Option<PathBuf> {
 }
 
 /// The profile stored under `key`, if there is a whole one of
-/// `dimension` (with its word side when `words`, its authors' tally when
-/// `authors`).
+/// `dimension` (with its word side when `words`, its authors' tally and
+/// calibration when `authors`: the classifier's).
 pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<Learnt> {
     let bytes = unsealed(&path(key)?)?;
-    if bytes.len() != 4 * (dimension + 1) {
+    let calibrated = if authors { 5 } else { 0 };
+    if bytes.len() != 4 * (dimension + 1 + calibrated) {
         return None;
     }
     let mut values = bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
     let b = values.next()?;
-    let w: Vec<f32> = values.collect();
+    let mut w: Vec<f32> = values.collect();
+    let calibration = if authors {
+        let tail: [f32; 5] = w.split_off(dimension).try_into().ok()?;
+        Some(Calibration::from_array(tail)?)
+    } else {
+        None
+    };
     if !std::iter::once(&b)
         .chain(&w)
         .all(|x| x.is_finite() && x.abs() <= MOST)
@@ -144,6 +158,7 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
         linear: Linear { w, b },
         terms,
         authors,
+        calibration,
     })
 }
 
@@ -202,7 +217,11 @@ pub fn store(key: &str, learnt: &Learnt) {
     }
     let linear = &learnt.linear;
     let mut bytes = Vec::with_capacity(4 * (linear.w.len() + 1));
-    for x in std::iter::once(&linear.b).chain(&linear.w) {
+    let calibration = learnt.calibration.map(Calibration::to_array);
+    for x in std::iter::once(&linear.b)
+        .chain(&linear.w)
+        .chain(calibration.iter().flatten())
+    {
         bytes.extend_from_slice(&x.to_le_bytes());
     }
     if let Some(dir) = path.parent() {

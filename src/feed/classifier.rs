@@ -6,6 +6,7 @@
 //! liked papers against 2,000 of the collection is not swamped.
 
 use super::batch::Batch;
+use super::calibration::Calibration;
 use super::examples::Examples;
 use super::svm::{self, Example, Linear};
 use super::words::Words;
@@ -68,10 +69,15 @@ fn balanced(cost: f32, positives: f32, negatives: f32) -> (f32, f32) {
     )
 }
 
+/// How many folds the calibration's cross-validation makes (fewer when a
+/// tag has fewer liked papers): each costs a training, paid by the write.
+const FOLDS: usize = 3;
+
 /// Trains [`super::ranker::Ranker::Classifier`]: liked against disliked and background,
 /// balanced, over [vector × scale, words]. The dense weights come back
-/// scaled, so they apply to unit vectors as they are.
-pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
+/// scaled, so they apply to unit vectors as they are. The tag's
+/// [`Calibration`] is fitted on out-of-fold scores of the same examples.
+pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>, Calibration) {
     let (cost, scale, _) = CLASSIFIER;
     let dense: Vec<Vec<f32>> = examples
         .liked
@@ -113,7 +119,75 @@ pub(super) fn classify(examples: &Examples) -> (Linear, Option<Words>) {
         .collect();
     let terms = batches.as_ref().map_or(0, |(own, _)| own.terms());
     let (mut linear, weights) = svm::train_sparse(&training, terms, TOLERANCE, 200);
+    let (centre, spread) = spread(&training[n_own..], &linear, &weights);
+    let (liked, others) = out_of_fold(&training, n_liked, n_own, terms);
+    let calibration = Calibration::fit(&liked, &others, centre, spread);
     linear.w.iter_mut().for_each(|w| *w *= scale);
     let terms = batches.map(|(own, shared)| Batch::to_words(&[shared, &own], &weights, TERMS_KEPT));
-    (linear, terms)
+    (linear, terms, calibration)
+}
+
+/// The raw score of a training example.
+fn raw(e: &Example, linear: &Linear, weights: &[f32]) -> f32 {
+    linear.score(e.x)
+        + e.sparse
+            .iter()
+            .map(|&(t, x)| weights[t as usize] * x)
+            .sum::<f32>()
+}
+
+/// The mean and standard deviation of the raw score over `sample`.
+fn spread(sample: &[Example], linear: &Linear, weights: &[f32]) -> (f32, f32) {
+    let scores: Vec<f32> = sample.iter().map(|e| raw(e, linear, weights)).collect();
+    let n = scores.len().max(1) as f32;
+    let mean = scores.iter().sum::<f32>() / n;
+    let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / n).sqrt();
+    (mean, if sd > 1e-6 { sd } else { 1.0 })
+}
+
+/// Every example's standardised score by a classifier trained without
+/// it ([`FOLDS`] folds, each group dealt round them), the liked papers'
+/// apart from the others'. Nothing when there are under two liked papers.
+fn out_of_fold(
+    training: &[Example],
+    n_liked: usize,
+    n_own: usize,
+    terms: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let folds = FOLDS.min(n_liked);
+    if folds < 2 {
+        return (Vec::new(), Vec::new());
+    }
+    // Within each group (liked, disliked, collection) by position.
+    let fold_of = |i: usize| match i {
+        i if i < n_liked => i % folds,
+        i if i < n_own => (i - n_liked) % folds,
+        i => (i - n_own) % folds,
+    };
+    let mut z = vec![0f32; training.len()];
+    for fold in 0..folds {
+        let kept: Vec<Example> = training
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| fold_of(*i) != fold)
+            .map(|(_, e)| *e)
+            .collect();
+        let (linear, weights) = svm::train_sparse(&kept, terms, TOLERANCE, 200);
+        // Standardised over its own collection's sample, as the final
+        // classifier is.
+        let sample: Vec<Example> = training[n_own..]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| fold_of(i + n_own) != fold)
+            .map(|(_, e)| *e)
+            .collect();
+        let (centre, spread) = spread(&sample, &linear, &weights);
+        for (i, e) in training.iter().enumerate() {
+            if fold_of(i) == fold {
+                z[i] = (raw(e, &linear, &weights) - centre) / spread;
+            }
+        }
+    }
+    let others = z.split_off(n_liked);
+    (z, others)
 }

@@ -3,17 +3,18 @@
 //! paper it is closest to, and the sentence of its abstract that shares
 //! most with that paper.
 //!
-//! A paper's score is its standing among the new papers for its best tag:
-//! each tag's scores are standardised over the new papers (so tags compare,
-//! however tight or loose their profiles), and a paper's best `z` is shown
-//! as `1 / (1 + e^(-z/2))`: 0.5 is a paper as close to the tag as the
-//! batch's average, 0.73 two standard deviations above it, 0.82 three.
+//! A paper's score is the probability that the reader wants it, by its
+//! best tag ([`super::calibration`]: each tag's own examples calibrate it),
+//! so it does not depend on what else arrived, and tags compare. A tag none
+//! of whose new papers reaches [`QUIET`] has "nothing today": its papers
+//! are still listed, each with the verdict `none`.
 
 use std::collections::{HashMap, HashSet};
 
 use super::answer::{Because, Feed, FeedHit, FeedRequest};
 use super::authors;
 use super::batch::Batch;
+use super::calibration::{verdict, QUIET};
 use super::profile::{papers_at, profiles};
 use super::ranker::{standardise, CHOSEN};
 use super::select::{kept, select, terms_of, Scope};
@@ -25,6 +26,7 @@ use crate::evidence;
 use crate::hit::{Found, Hit};
 use crate::index::Index;
 use crate::paper::Paper;
+use crate::search::verdict::Verdict;
 
 /// Ranks the new papers of `index` for `request`.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
@@ -65,6 +67,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
             ranked: 0,
             tags: wanted.iter().map(|(name, ..)| name.clone()).collect(),
             skipped,
+            quiet: Vec::new(),
             unranked: false,
         });
     }
@@ -99,13 +102,26 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
     let new_authors: Vec<Vec<String>> = new_papers.iter().map(authors::of).collect();
     let profiles = profiles(index, bm25, wanted, &ids, &tagged)?;
 
-    // Each paper under its best tag.
+    // Each paper under its best tag, by the probability that the reader
+    // wants it; a tag without calibration (none is trained without one)
+    // standardises over the batch.
     let mut best: Vec<(f32, usize)> = vec![(f32::NEG_INFINITY, 0); candidates.len()];
+    let mut quiet = Vec::new();
     for (p, profile) in profiles.iter().enumerate() {
-        // Standardised per tag, so that tags compare.
         let words = reads_words.then_some(&new_words);
         let authors = reads_authors.then_some(new_authors.as_slice());
-        let scores = standardise(profile.trained.score(&new_refs, words, authors));
+        let scores = profile
+            .trained
+            .probabilities(&new_refs, words, authors)
+            .unwrap_or_else(|| {
+                standardise(profile.trained.score(&new_refs, words, authors))
+                    .into_iter()
+                    .map(|z| 1.0 / (1.0 + (-z / 2.0).exp()))
+                    .collect()
+            });
+        if scores.iter().all(|&s| s < QUIET) {
+            quiet.push(profile.name.clone());
+        }
         for (i, s) in scores.into_iter().enumerate() {
             if s > best[i].0 {
                 best[i] = (s, p);
@@ -145,10 +161,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                 // The sentence of its abstract that shares most with the
                 // liked paper.
                 evidence: Some(evidence),
-                ..Found::new(
-                    Hit::new(candidates[i], 1.0 / (1.0 + (-s / 2.0).exp())),
-                    paper,
-                )
+                ..Found::new(Hit::new(candidates[i], s), paper)
             },
             because: Some(Because {
                 tag: profile.name.clone(),
@@ -159,6 +172,12 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                 .iter()
                 .find(|run| run.range().contains(&candidates[i]))
                 .map(|run| run.at),
+            // A tag with nothing today says so on every paper it ranks.
+            verdict: if quiet.contains(&profile.name) {
+                Verdict::None
+            } else {
+                verdict(s)
+            },
         });
     }
     Ok(Feed {
@@ -167,6 +186,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         ranked: candidates.len(),
         tags: profiles.into_iter().map(|p| p.name).collect(),
         skipped,
+        quiet,
         unranked: false,
     })
 }

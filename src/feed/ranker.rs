@@ -6,6 +6,7 @@
 
 use super::authors::{self, Tally};
 use super::batch::Batch;
+use super::calibration::Calibration;
 use super::classifier::{classify, fit, CLASSIFIER};
 pub use super::examples::{ExampleWords, Examples};
 use super::svm::Linear;
@@ -102,6 +103,8 @@ pub struct Learnt {
     pub terms: Option<Words>,
     /// The authors' tally, for rankers that read authors.
     pub authors: Option<Tally>,
+    /// [`Ranker::Classifier`]'s scale: how its scores become probabilities.
+    pub calibration: Option<Calibration>,
 }
 
 /// A trained ranker.
@@ -111,6 +114,7 @@ pub struct Trained {
     terms: Option<Words>,
     linear: Option<Linear>,
     authors: Tally,
+    calibration: Option<Calibration>,
     liked: Vec<Vec<f32>>,
 }
 
@@ -133,6 +137,7 @@ impl Trained {
     /// examples' liked vectors are read (to say which is nearest).
     pub fn with(ranker: Ranker, examples: &Examples, trained: Option<Learnt>) -> Trained {
         let liked: Vec<Vec<f32>> = examples.liked.iter().map(|v| v.to_vec()).collect();
+        let mut calibration = None;
         let (direction, terms, linear, authors) = match (ranker, trained) {
             (Ranker::Rocchio | Ranker::Profile, Some(learnt)) => {
                 (learnt.linear.w, learnt.terms, None, Tally::default())
@@ -140,14 +145,18 @@ impl Trained {
             (Ranker::LikedSvm | Ranker::ArxivSanity, Some(learnt)) => {
                 (Vec::new(), None, Some(learnt.linear), Tally::default())
             }
-            (Ranker::Classifier, Some(learnt)) => (
-                Vec::new(),
-                learnt.terms,
-                Some(learnt.linear),
-                learnt.authors.unwrap_or_default(),
-            ),
+            (Ranker::Classifier, Some(learnt)) => {
+                calibration = learnt.calibration;
+                (
+                    Vec::new(),
+                    learnt.terms,
+                    Some(learnt.linear),
+                    learnt.authors.unwrap_or_default(),
+                )
+            }
             (Ranker::Classifier, None) => {
-                let (linear, terms) = classify(examples);
+                let (linear, terms, fitted) = classify(examples);
+                calibration = Some(fitted);
                 (Vec::new(), terms, Some(linear), examples.authors.clone())
             }
             (ranker, _) => {
@@ -161,6 +170,7 @@ impl Trained {
             terms,
             linear,
             authors,
+            calibration,
             liked,
         }
     }
@@ -236,23 +246,28 @@ impl Trained {
                 },
                 terms: self.terms,
                 authors: None,
+                calibration: None,
             }),
             Ranker::Classifier => self.linear.map(|linear| Learnt {
                 linear,
                 terms: self.terms,
                 authors: Some(self.authors),
+                calibration: self.calibration,
             }),
             _ => self.linear.map(|linear| Learnt {
                 linear,
                 terms: None,
                 authors: None,
+                calibration: None,
             }),
         }
     }
 
     /// Scores `papers` (unit vectors, and their words and authors for
     /// rankers that read them); higher is better. Scores compare within
-    /// one call only (some rankers standardise over the batch).
+    /// one call only (some rankers standardise over the batch), except
+    /// [`Ranker::Classifier`]'s, standardised over the collection's sample
+    /// when it was trained ([`Calibration::standardise`]).
     pub fn score(
         &self,
         papers: &[&[f32]],
@@ -297,7 +312,10 @@ impl Trained {
                         *s += w;
                     }
                 }
-                let mut scores = standardise(scores);
+                let mut scores = match &self.calibration {
+                    Some(c) => scores.into_iter().map(|s| c.standardise(s)).collect(),
+                    None => standardise(scores),
+                };
                 if let Some(authors) = authors {
                     for (s, a) in scores.iter_mut().zip(authors) {
                         *s += CLASSIFIER.2 * authors::score(&self.authors, a);
@@ -306,6 +324,29 @@ impl Trained {
                 scores
             }
         }
+    }
+
+    /// How its scores become probabilities, for a calibrated ranker.
+    pub fn calibration(&self) -> Option<Calibration> {
+        self.calibration
+    }
+
+    /// [`Trained::score`] as probabilities that the reader wants each
+    /// paper ([`Calibration::probability`]), for a calibrated ranker.
+    pub fn probabilities(
+        &self,
+        papers: &[&[f32]],
+        words: Option<&Batch>,
+        authors: Option<&[Vec<String>]>,
+    ) -> Option<Vec<f32>> {
+        let calibration = self.calibration?;
+        let scores = self.score(papers, words, authors);
+        Some(
+            scores
+                .into_iter()
+                .map(|z| calibration.probability(z))
+                .collect(),
+        )
     }
 
     /// The liked paper closest to `v` (its position among the liked) and

@@ -1,7 +1,7 @@
 //! A linear support vector machine over embedding vectors: L1-loss
-//! (hinge), L2-regularised, trained by dual coordinate descent (Hsieh et
-//! al., ICML 2008, the method of LIBLINEAR and of scikit-learn's
-//! `LinearSVC`). The bias is learnt as the weight of a constant feature,
+//! (hinge) or L2-loss (squared hinge, [`Loss`]), L2-regularised, trained
+//! by dual coordinate descent (Hsieh et al., ICML 2008, the method of
+//! LIBLINEAR and of scikit-learn's `LinearSVC`). The bias is learnt as the weight of a constant feature,
 //! as LIBLINEAR does. Each example carries its own cost `C`, so classes
 //! can be balanced and weak negatives weighted down.
 //!
@@ -16,6 +16,7 @@
 use crate::vector::dot;
 
 /// One training example: a vector, its label (+1 or -1) and its cost.
+#[derive(Clone, Copy)]
 pub struct Example<'a> {
     /// The dense features.
     pub x: &'a [f32],
@@ -47,6 +48,16 @@ impl Linear {
 /// The value of the constant feature that carries the bias.
 const BIAS_FEATURE: f32 = 1.0;
 
+/// The loss a margin violation costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loss {
+    /// `max(0, 1 - y f)`: the dual's variables are capped at `C`.
+    Hinge,
+    /// `max(0, 1 - y f)²`, scikit-learn's `LinearSVC` default: the dual
+    /// is uncapped, with `1 / (2 C)` on its diagonal.
+    SquaredHinge,
+}
+
 /// Trains on `examples` (dense features only) until the projected
 /// gradient's spread is under `tol` or `max_epochs` passes were made.
 pub fn train(examples: &[Example], tol: f32, max_epochs: usize) -> Linear {
@@ -62,6 +73,22 @@ pub fn train_sparse(
     tol: f32,
     max_epochs: usize,
 ) -> (Linear, Vec<f32>) {
+    train_with(examples, terms, Loss::Hinge, tol, max_epochs)
+}
+
+/// [`train_sparse`] with the given [`Loss`].
+pub fn train_with(
+    examples: &[Example],
+    terms: usize,
+    loss: Loss,
+    tol: f32,
+    max_epochs: usize,
+) -> (Linear, Vec<f32>) {
+    // The dual's diagonal term and cap for each example.
+    let dual = |e: &Example| match loss {
+        Loss::Hinge => (0.0, e.c),
+        Loss::SquaredHinge => (0.5 / e.c, f32::INFINITY),
+    };
     let d = examples.first().map_or(0, |e| e.x.len());
     let mut w = vec![0f32; d];
     let mut v = vec![0f32; terms];
@@ -74,6 +101,7 @@ pub fn train_sparse(
             dot(e.x, e.x)
                 + e.sparse.iter().map(|(_, x)| x * x).sum::<f32>()
                 + BIAS_FEATURE * BIAS_FEATURE
+                + dual(e).0
         })
         .collect();
     let sparse_dot =
@@ -88,10 +116,12 @@ pub fn train_sparse(
             if q[i] <= 0.0 {
                 continue;
             }
-            let g = e.y * (dot(&w, e.x) + sparse_dot(&v, e) + b * BIAS_FEATURE) - 1.0;
+            let (diagonal, cap) = dual(e);
+            let g = e.y * (dot(&w, e.x) + sparse_dot(&v, e) + b * BIAS_FEATURE) - 1.0
+                + diagonal * alpha[i];
             let pg = if alpha[i] == 0.0 {
                 g.min(0.0)
-            } else if alpha[i] >= e.c {
+            } else if alpha[i] >= cap {
                 g.max(0.0)
             } else {
                 g
@@ -100,7 +130,7 @@ pub fn train_sparse(
             pg_min = pg_min.min(pg);
             if pg.abs() > 1e-12 {
                 let old = alpha[i];
-                alpha[i] = (old - g / q[i]).clamp(0.0, e.c);
+                alpha[i] = (old - g / q[i]).clamp(0.0, cap);
                 let step = (alpha[i] - old) * e.y;
                 if step != 0.0 {
                     for (wj, xj) in w.iter_mut().zip(e.x) {

@@ -80,6 +80,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
             found: Found::new(Hit::new(row, 0.0), paper),
             because: None,
             added: added(row),
+            verdict: Default::default(),
         })
         .collect();
     let described = if ranked == 0 && request.scope == Scope::Inbox {
@@ -93,6 +94,7 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
         ranked,
         tags: Vec::new(),
         skipped: Vec::new(),
+        quiet: Vec::new(),
         unranked: true,
     })
 }

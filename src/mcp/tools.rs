@@ -289,6 +289,8 @@ fn run(
                 &disliked,
                 &crate::write::Quiet,
             )?;
+            // Trained now, as `papers tag` does, not by the next feed.
+            crate::feed::prepare_at(searcher.dir());
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
         }

@@ -77,8 +77,9 @@ fn authors(paper: &Paper) -> String {
 fn why(hit: &FeedHit) -> String {
     match &hit.because {
         Some(b) => format!(
-            "tag {}; like {} \"{}\" (cosine {:.2})",
+            "tag {} ({} match); like {} \"{}\" (cosine {:.2})",
             b.tag,
+            hit.verdict.name(),
             super::table::display_id(&b.liked),
             b.liked.headline(),
             b.similarity

@@ -9,10 +9,12 @@
 //! | field     | type   | meaning                                                  |
 //! |-----------|--------|----------------------------------------------------------|
 //! | `tag`     | string | the tag whose profile ranked it highest                  |
+//! | `match`   | string | `strong` (score ≥ 0.5), `weak` or `none` (under 0.2; and every hit of a tag with "nothing today": no new paper at 0.65 or more) |
 //! | `because` | object | `{id, arxiv_id, headline, similarity}`: the liked paper of that tag it is closest to (`arxiv_id` where it has one), and their cosine |
 //!
-//! `score` is in (0, 1): the paper's standing among the new papers for its
-//! tag, 0.5 for the batch's average (see [`crate::feed::daily`]). Before
+//! `score` is in (0, 1): the probability that the reader wants the paper,
+//! calibrated on its tag's own examples (see [`crate::feed::calibration`]),
+//! the same whatever else is new. Before
 //! there is any tag the feed is unranked: the new papers newest first,
 //! each with `score` 0 and without `tag` and `because`.
 //!
@@ -46,9 +48,10 @@ pub fn feed_objects(feed: &Feed) -> Vec<String> {
             };
             // Both are JSON objects: splice the extra fields in at the end.
             format!(
-                "{},\"tag\":{},\"because\":{{\"id\":{}{arxiv},\"headline\":{},\"similarity\":{}}}}}",
+                "{},\"tag\":{},\"match\":{},\"because\":{{\"id\":{}{arxiv},\"headline\":{},\"similarity\":{}}}}}",
                 object.trim_end_matches('}'),
                 json(&b.tag),
+                json(hit.verdict.name()),
                 json(&b.liked.id.hex()),
                 json(&b.liked.headline()),
                 json(&b.similarity),
@@ -69,9 +72,9 @@ pub(super) fn lines<W: Write>(out: &mut W, feed: &Feed) -> io::Result<()> {
 }
 
 /// What the feed table's score column means, for the line under it.
-const LEGEND: &str = "SCORE: the paper's standing among the papers ranked for its tag, 0 to 1 \
-                      (0.5: their average); \"like\": the liked paper of the tag it is closest \
-                      to (their cosine), then its title";
+const LEGEND: &str = "SCORE: the probability that you want the paper, learnt from its tag's \
+                      papers (under 0.2: not close); \"like\": the liked paper of the tag it is \
+                      closest to (their cosine), then its title";
 
 /// Writes the feed as a table fitted to `width` columns, as the search
 /// table is: titles wrapped on words (two lines, three when narrow), the

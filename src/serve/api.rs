@@ -39,6 +39,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/feed", get(feeds::api))
         .route("/api/tags", get(feeds::tags))
         .route("/api/mark", post(feeds::mark))
+        .route("/api/tag", post(feeds::tag))
         .route("/feed", get(feeds::document))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
@@ -71,7 +72,7 @@ async fn healthz(State(app): Shared) -> Response {
 
 async fn not_allowed() -> Response {
     let mut response = Failure::Refused(
-        "method not allowed: the API answers GET (POST for /api/mark and /mcp)".into(),
+        "method not allowed: the API answers GET (POST for /api/mark, /api/tag and /mcp)".into(),
     )
     .into_response();
     *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;

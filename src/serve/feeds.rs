@@ -78,6 +78,50 @@ pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
     .await
 }
 
+/// `POST /api/tag?tag=NAME&id=ID...[&not_interested=1]`: the page's
+/// answers to its feed (like, not interested), when the server may write;
+/// the tag is trained again at once (paid here, not by the next feed).
+/// Answers `{tag, liked, not_interested, missing, changed}`.
+pub async fn tag(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    if !app.writes() {
+        return Failure::Forbidden(
+            "this server does not write the index: start it with `papers serve --allow-write` \
+             to tag papers"
+                .into(),
+        )
+        .into_response_now();
+    }
+    app.answer(move |searcher| {
+        let p = Params::parse(query.as_deref());
+        p.only(&["tag", "id", "not_interested"])?;
+        let name = p
+            .one("tag")?
+            .ok_or_else(|| BadParam::new("tag", "missing: the tag's name"))?
+            .to_string();
+        let ids = p.ids("id", true)?;
+        let (liked, disliked) = if p.flag("not_interested")? {
+            (Vec::new(), ids)
+        } else {
+            (ids, Vec::new())
+        };
+        let change = crate::feed::tags::tag(
+            searcher.dir(),
+            &name,
+            &liked,
+            &disliked,
+            &crate::write::Quiet,
+        )?;
+        crate::feed::prepare_at(searcher.dir());
+        searcher.refresh_now();
+        let mut object: serde_json::Value =
+            serde_json::from_str(&crate::output::feed::tag_objects(&[change.summary])[0])
+                .unwrap_or_default();
+        object["changed"] = change.changed.into();
+        Ok(object.to_string())
+    })
+    .await
+}
+
 /// `GET /api/tags`.
 pub async fn tags(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
     app.answer(move |searcher| {
@@ -133,6 +177,7 @@ pub async fn document(
                 ranked: 0,
                 tags: request.tags.clone(),
                 skipped: Vec::new(),
+                quiet: Vec::new(),
                 unranked: false,
             },
             Err(e) => return Err(e.into()),

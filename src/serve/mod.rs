@@ -16,6 +16,7 @@
 //! | `GET /api/dupes`       | `min_score`, `min_overlap`, `k`                              |
 //! | `GET /api/feed`, `/api/tags`, `/feed` | see `feeds`                                   |
 //! | `POST /api/mark`       | `state` (seen, read, saved, new), `id` (repeatable): with `--allow-write` only |
+//! | `POST /api/tag`        | `tag`, `id` (repeatable), `not_interested=1`: the feed's like / not interested, with `--allow-write` only |
 //! | `GET /healthz`         | `{"status": "ok", "records": N, "writable": BOOL}`           |
 //! | `POST /mcp`            | MCP over Streamable HTTP ([`crate::mcp::http`])               |
 //! | `GET /`                | the page; `?q=`, `?similar=ID`, `?paper=ID` are its links    |

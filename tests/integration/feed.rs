@@ -539,6 +539,9 @@ fn the_page_and_the_api_speak_their_own_words_and_mark_papers() {
         let (status, body) = post(&server.base, "/api/mark?state=seen&id=0c5bf8d0");
         assert_eq!(status, 403, "{body}");
         assert!(body["error"].as_str().unwrap().contains("--allow-write"));
+        let (status, body) = post(&server.base, "/api/tag?tag=pos&id=0c5bf8d0");
+        assert_eq!(status, 403, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("--allow-write"));
         let (status, body) = server.get("/api/feed?tag=pos&since=2999-01-01");
         assert_eq!(status, 404, "{body}");
         assert!(
@@ -561,11 +564,28 @@ fn the_page_and_the_api_speak_their_own_words_and_mark_papers() {
     assert_eq!(body["changed"], 1);
     let (status, body) = post(&server.base, "/api/mark?state=skimmed&id=0c5bf8d0");
     assert_eq!((status, body["parameter"].as_str()), (400, Some("state")));
+    // The feed's answers: not interested in the next paper, as the page's
+    // button sends it; it leaves the feed and the tag counts it.
+    let next = feed[1]["id"].as_str().unwrap().to_string();
+    let tags_before = server.json("/api/tags");
+    let (status, body) = post(
+        &server.base,
+        &format!("/api/tag?tag=pos&id={next}&not_interested=1"),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["changed"], 1, "{body}");
+    assert_eq!(
+        body["not_interested"].as_u64().unwrap(),
+        tags_before[0]["not_interested"].as_u64().unwrap() + 1,
+        "{body}"
+    );
+    let (status, body) = post(&server.base, "/api/tag?id=0c5bf8d0");
+    assert_eq!((status, body["parameter"].as_str()), (400, Some("tag")));
     let after = server.json("/api/feed?tag=pos&k=30");
     assert_eq!(
         ids(&after),
-        ids(&feed)[1..].to_vec(),
-        "the saved paper left the feed"
+        ids(&feed)[2..].to_vec(),
+        "the saved paper and the one not wanted left the feed"
     );
 
     let Some(browser) = chromium() else {
@@ -576,6 +596,15 @@ fn the_page_and_the_api_speak_their_own_words_and_mark_papers() {
     assert_eq!(shown_ids(&dom), ids(&after));
     assert_eq!(
         dom.matches("data-mark=\"seen\"").count(),
+        after.as_array().unwrap().len()
+    );
+    // Each ranked paper has its like and not-interested buttons.
+    assert_eq!(
+        dom.matches("data-tag=\"like\"").count(),
+        after.as_array().unwrap().len()
+    );
+    assert_eq!(
+        dom.matches("data-tag=\"not\"").count(),
         after.as_array().unwrap().len()
     );
     papers_in(index.path(), &["mark", "seen", "--all"]).ok();
