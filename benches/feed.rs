@@ -1,6 +1,7 @@
 //! The feed's rankers on real data: `cargo bench --bench feed [-- all]
 //! [replica]` (`replica`: scikit-learn's SVM as `papers::feed::replica`
-//! carries it, on the same draws; slow).
+//! carries it, on the same draws; slow) [reader]` (`reader`: a simulated
+//! reader answering the top 20 of each day's feed, `feed/reader.rs`).
 //!
 //! From `arxiv/arxiv-74k.jsonl.gz` (under `PAPERS_BENCH`, else
 //! `../shared/bench`), where categories are the authors' own:
@@ -40,6 +41,8 @@ use papers::write::{self, IndexRequest, Quiet};
 
 #[path = "feed/calibrated.rs"]
 mod calibrated;
+#[path = "feed/reader.rs"]
+mod reader;
 #[path = "feed/replicated.rs"]
 mod replicated;
 
@@ -367,6 +370,7 @@ fn main() -> BoxResult<()> {
                             tuned: *tuned,
                             scores,
                             relevant: relevant.clone(),
+                            quiet: trained.calibration().map_or(0.0, |c| c.quiet),
                         });
                     }
                 }
@@ -392,6 +396,43 @@ fn main() -> BoxResult<()> {
 
     print_table(&scores, &train_ms, &profiles);
     replicated::print(&replica_scores);
+    if args.iter().any(|a| a == "reader") {
+        let reading = reader::Collection {
+            vectors: &vectors,
+            words: &word_vectors,
+            authors: &author_lists,
+            texts: &collection,
+        };
+        let day_ids: Vec<Vec<&str>> = days
+            .iter()
+            .map(|d| d.iter().map(|p| p.id.as_str()).collect())
+            .collect();
+        let by_id: BTreeMap<&str, &Paper> = chosen.iter().map(|(k, p)| (*k, *p)).collect();
+        let mut table = reader::Table::new();
+        for (c, tuned, liked, disliked) in &profiles {
+            let relevant = |id: &str| has(by_id[id], c);
+            let liked: Vec<&str> = liked.iter().map(|p| p.id.as_str()).collect();
+            let disliked: Vec<&str> = disliked.iter().map(|p| p.id.as_str()).collect();
+            let mut who = vec![reader::Who::Shipped];
+            if replica {
+                who.push(reader::Who::Replica);
+            }
+            for who in who {
+                reader::simulate(
+                    &reading,
+                    who,
+                    &liked,
+                    &disliked,
+                    &day_ids,
+                    &relevant,
+                    *tuned,
+                    &mut table,
+                    average_precision,
+                );
+            }
+        }
+        reader::print(&table);
+    }
     calibrated::report(&calibrated_days, &fits);
     speed(&work, &dir, &days[DAYS - 1], &profiles)?;
     Ok(())
@@ -587,6 +628,10 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Average precision over the whole ranking, nDCG@10 and P@10 (binary).
+fn average_precision(ranked: &[bool]) -> f64 {
+    metrics(ranked)[0]
+}
+
 fn metrics(ranked: &[bool]) -> [f64; 3] {
     let total = ranked.iter().filter(|r| **r).count() as f64;
     let (mut hits, mut ap) = (0.0, 0.0);

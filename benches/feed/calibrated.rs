@@ -3,21 +3,21 @@
 //! - the expected calibration error over 10 equal-width bins;
 //! - of the papers scored >= 0.5, the share relevant;
 //! - how often the feed says "nothing today" (no paper reaches
-//!   [`QUIET`]) on days holding none of the interest's papers, and on days
+//!   the tag's own `Calibration::quiet`) on days holding none of the interest's papers, and on days
 //!   holding 5 or more;
 //! - the spread of the tags' own fits (for `Calibration::UNFITTED`).
-
-use papers::feed::calibration::QUIET;
 
 /// One interest's scores on one day.
 pub struct Day {
     pub tuned: bool,
     pub scores: Vec<f32>,
     pub relevant: Vec<bool>,
+    /// The tag's "nothing today" threshold.
+    pub quiet: f32,
 }
 
 /// Prints the table, tuning categories and held-out ones apart.
-pub fn report(days: &[Day], fits: &[(bool, [f32; 5])]) {
+pub fn report(days: &[Day], fits: &[(bool, [f32; 6])]) {
     println!();
     println!("| categories | pairs | ECE (10 bins) | papers >= 0.5 | of them relevant | \"nothing today\" on days with none | on days with 5+ |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
@@ -35,7 +35,7 @@ pub fn report(days: &[Day], fits: &[(bool, [f32; 5])]) {
             .filter(|(p, _)| *p >= 0.5)
             .map(|(_, r)| *r)
             .collect();
-        let quiet = |d: &&&&Day| d.scores.iter().all(|&s| s < QUIET);
+        let quiet = |d: &&&&Day| d.scores.iter().all(|&s| s < d.quiet);
         let count = |d: &&&Day| d.relevant.iter().filter(|r| **r).count();
         let empty: Vec<&&Day> = part.iter().filter(|d| count(d) == 0).collect();
         let full: Vec<&&Day> = part.iter().filter(|d| count(d) >= 5).collect();
@@ -77,7 +77,7 @@ pub fn report(days: &[Day], fits: &[(bool, [f32; 5])]) {
         }
     }
     for tuned in [true, false] {
-        let mut each: Vec<[f32; 5]> = fits
+        let mut each: Vec<[f32; 6]> = fits
             .iter()
             .filter(|(t, _)| *t == tuned)
             .map(|(_, f)| *f)
@@ -85,16 +85,17 @@ pub fn report(days: &[Day], fits: &[(bool, [f32; 5])]) {
         if each.is_empty() {
             continue;
         }
-        let median = |k: usize, each: &mut Vec<[f32; 5]>| {
+        let median = |k: usize, each: &mut Vec<[f32; 6]>| {
             each.sort_by(|a, b| a[k].total_cmp(&b[k]));
             each[each.len() / 2][k]
         };
         println!(
-            "tags' fits ({}): median intercept {:.2}, slope {:.2}, c {:.3}",
+            "tags' fits ({}): median intercept {:.2}, slope {:.2}, c {:.3}, nothing-today threshold {:.3}",
             if tuned { "tuning" } else { "held out" },
             median(2, &mut each),
             median(3, &mut each),
             median(4, &mut each),
+            median(5, &mut each),
         );
     }
 }

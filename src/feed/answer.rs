@@ -71,8 +71,9 @@ pub struct Feed {
     pub tags: Vec<String>,
     /// Tags left out, with why (only when no tag was named).
     pub skipped: Vec<String>,
-    /// Tags none of whose new papers reaches [`super::calibration::QUIET`]:
-    /// "nothing today close to" them.
+    /// Tags none of whose new papers reaches their
+    /// [`super::calibration::Calibration::quiet`]: "nothing today close to"
+    /// them.
     pub quiet: Vec<String>,
     /// No tag to rank by yet: the papers are listed newest first, each
     /// with a score of 0 and no `because` (see `feed::unranked`).

@@ -7,7 +7,7 @@
 //!
 //! They are files in papers' cache folder (`PAPERS_CACHE_DIR`, else
 //! `~/.cache/papers`): `profiles/KEY.f32` (a classifier or a direction:
-//! the bias, then the weights, then a classifier's calibration's five
+//! the bias, then the weights, then a classifier's calibration's six
 //! numbers where it has one, as little-endian f32),
 //! `profiles/KEY-words.words` (a direction or weights over words),
 //! `profiles/KEY-authors.words` (an authors' tally, in the same format)
@@ -80,8 +80,9 @@ pub fn generation(live: u64) -> u32 {
 }
 
 /// The layout of the files, in the key: a change of it (version 2 added
-/// the calibration) leaves the old files unread.
-const FORMAT: &str = "profile files v2";
+/// the calibration, 3 its "nothing today" threshold) leaves the old files
+/// unread.
+const FORMAT: &str = "profile files v3";
 
 /// The bytes of the seal each cache file ends with.
 const SEAL: usize = 64;
@@ -123,7 +124,7 @@ fn path(key: &str) -> Option<PathBuf> {
 /// calibration when `authors`: the classifier's).
 pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<Learnt> {
     let bytes = unsealed(&path(key)?)?;
-    let calibrated = if authors { 5 } else { 0 };
+    let calibrated = if authors { 6 } else { 0 };
     if bytes.len() != 4 * (dimension + 1 + calibrated) {
         return None;
     }
@@ -133,7 +134,7 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
     let b = values.next()?;
     let mut w: Vec<f32> = values.collect();
     let calibration = if authors {
-        let tail: [f32; 5] = w.split_off(dimension).try_into().ok()?;
+        let tail: [f32; 6] = w.split_off(dimension).try_into().ok()?;
         Some(Calibration::from_array(tail)?)
     } else {
         None

@@ -13,11 +13,20 @@
 //! The collection's sample is unlabelled, not disliked: it holds papers
 //! the reader would like but has not tagged. So `g` is scaled as Elkan and
 //! Noto (KDD 2008) scale a classifier learnt from positive and unlabelled
-//! examples: `p(z) = g(z) / c`, where `c` is the mean of `g` over the liked
-//! papers' own out-of-fold scores (the share of wanted papers the reader
-//! tagged), clipped to [`MOST`]. Every number comes from the tag's own
-//! examples; only a tag with a single liked paper, which cannot be
-//! cross-validated, takes [`Calibration::UNFITTED`].
+//! examples, where `c` is the mean of `g` over the liked papers' own
+//! out-of-fold scores (the share of wanted papers the reader tagged): as a
+//! change of prior (Saerens et al., 2002), the odds of `g` over `c`,
+//! `p(z) = σ(a + b·z - ln c)`, clipped to [`MOST`]. (Their `g / c` assumes
+//! the classes do not overlap; on the feed benchmark it read a paper as
+//! wanted twice as often as it was.)
+//!
+//! "Nothing today" is the tag's own too: a day none of whose papers
+//! scores as high as the lower quarter of the tag's liked papers scored
+//! out of fold ([`Calibration::quiet`]).
+//!
+//! Every number comes from the tag's own examples; only a tag with a
+//! single liked paper, which cannot be cross-validated, takes
+//! [`Calibration::UNFITTED`].
 
 use crate::search::verdict::{Verdict, STRONG};
 
@@ -25,22 +34,13 @@ use crate::search::verdict::{Verdict, STRONG};
 pub const MOST: f32 = 0.99;
 
 /// A paper scoring under this is not close to its tag (`"match"`:
-/// `none`); a tag none of whose new papers reaches it has "nothing today".
-/// Chosen on the feed benchmark's tuning categories (`cargo bench --bench
-/// feed`): the lowest that says "nothing today" on most days holding none
-/// of a tag's papers.
+/// `none`): not fitted, the floor of "weak".
 pub const CLOSE: f32 = 0.2;
 
-/// A tag whose best new paper scores under this has "nothing today":
-/// every paper it ranks gets the verdict `none`. Chosen on the feed
-/// benchmark's tuning categories (`cargo bench --bench feed`) as the
-/// highest threshold that says "nothing today" on at most a tenth of the
-/// days holding 5 or more of a tag's papers (the 10th percentile of those
-/// days' best scores, 0.65). A day's best paper reads high even on days
-/// holding none of a tag's papers (their median there is 0.78), so it says
-/// "nothing today" on fewer of those than the issue asks (measured in
-/// docs/performance.md).
-pub const QUIET: f32 = 0.65;
+/// Which of the liked papers' out-of-fold probabilities a day's best paper
+/// must reach not to be "nothing today": the lower quartile (not fitted:
+/// "as close as all but the least typical quarter of what you liked").
+const QUIET_QUANTILE: f32 = 0.25;
 
 /// A paper's verdict for its tag, from its probability: `strong` from
 /// [`STRONG`] (more likely wanted than not), `weak` from [`CLOSE`],
@@ -70,6 +70,10 @@ pub struct Calibration {
     pub slope: f32,
     /// Elkan and Noto's `c`: the mean of `g` over the liked papers.
     pub labelled: f32,
+    /// A day whose best paper scores under this has "nothing today" for
+    /// the tag: the lower quartile of the liked papers' out-of-fold
+    /// probabilities ([`CLOSE`] for a tag too small to cross-validate).
+    pub quiet: f32,
 }
 
 impl Calibration {
@@ -79,9 +83,10 @@ impl Calibration {
     pub const UNFITTED: Calibration = Calibration {
         centre: 0.0,
         spread: 1.0,
-        intercept: -6.0,
-        slope: 1.2,
-        labelled: 0.05,
+        intercept: -6.41,
+        slope: 1.0,
+        labelled: 0.048,
+        quiet: CLOSE,
     };
 
     /// The standardised score of a raw one.
@@ -94,21 +99,22 @@ impl Calibration {
         sigmoid(self.intercept + self.slope * z - self.labelled.ln()).min(MOST)
     }
 
-    /// As stored: `[centre, spread, intercept, slope, labelled]`.
-    pub fn to_array(self) -> [f32; 5] {
+    /// As stored: `[centre, spread, intercept, slope, labelled, quiet]`.
+    pub fn to_array(self) -> [f32; 6] {
         [
             self.centre,
             self.spread,
             self.intercept,
             self.slope,
             self.labelled,
+            self.quiet,
         ]
     }
 
     /// Read back from [`Calibration::to_array`]; `None` when a value
     /// could not have been fitted (a spread or `c` not positive).
-    pub fn from_array(a: [f32; 5]) -> Option<Calibration> {
-        let [centre, spread, intercept, slope, labelled] = a;
+    pub fn from_array(a: [f32; 6]) -> Option<Calibration> {
+        let [centre, spread, intercept, slope, labelled, quiet] = a;
         (a.iter().all(|x| x.is_finite()) && spread > 0.0 && labelled > 0.0 && labelled <= 1.0)
             .then_some(Calibration {
                 centre,
@@ -116,6 +122,7 @@ impl Calibration {
                 intercept,
                 slope,
                 labelled,
+                quiet,
             })
     }
 
@@ -137,13 +144,18 @@ impl Calibration {
             .map(|&z| sigmoid(intercept + slope * z))
             .sum::<f32>()
             / liked.len() as f32;
-        Calibration {
+        let mut fitted = Calibration {
             centre,
             spread,
             intercept,
             slope,
             labelled: labelled.clamp(1e-4, 1.0),
-        }
+            quiet: CLOSE,
+        };
+        let mut own: Vec<f32> = liked.iter().map(|&z| fitted.probability(z)).collect();
+        own.sort_by(f32::total_cmp);
+        fitted.quiet = own[((own.len() - 1) as f32 * QUIET_QUANTILE) as usize];
+        fitted
     }
 }
 
@@ -220,6 +232,11 @@ fn platt(positives: &[f32], negatives: &[f32]) -> (f32, f32) {
 mod tests {
     use super::*;
 
+    /// The probability of being tagged, before the change of prior.
+    fn platt_g(c: &Calibration, z: f32) -> f32 {
+        sigmoid(c.intercept + c.slope * z)
+    }
+
     #[test]
     fn platt_recovers_a_known_curve() {
         // Scores on a grid, a share of each labelled as σ(-1 + 2z) says.
@@ -244,10 +261,14 @@ mod tests {
         others.extend((0..40).map(|i| 3.0 + (i as f32 - 19.5) * 0.02));
         let c = Calibration::fit(&liked, &others, 0.0, 1.0);
         // A fifth of the papers like the liked ones were tagged: g is
-        // about 0.2 there, and p about 1.
+        // about 0.2 there; the odds shifted by c make the liked region
+        // more likely wanted than not, and the collection's bulk unwanted.
         assert!((c.labelled - 0.2).abs() < 0.08, "{c:?}");
-        assert!(c.probability(3.0) > 0.8, "{}", c.probability(3.0));
-        assert!(c.probability(0.0) < 0.01, "{}", c.probability(0.0));
+        let (near, far) = (c.probability(3.0), c.probability(0.0));
+        assert!(near > 0.5 && near > 2.0 * platt_g(&c, 3.0), "{near}");
+        assert!(far < 0.01, "{far}");
+        // "Nothing today" below what most liked papers score.
+        assert!(c.quiet > CLOSE && c.quiet <= near + 0.1, "{c:?}");
         assert_eq!(Calibration::from_array(c.to_array()), Some(c));
     }
 }

@@ -6,15 +6,16 @@
 //! A paper's score is the probability that the reader wants it, by its
 //! best tag ([`super::calibration`]: each tag's own examples calibrate it),
 //! so it does not depend on what else arrived, and tags compare. A tag none
-//! of whose new papers reaches [`QUIET`] has "nothing today": its papers
-//! are still listed, each with the verdict `none`.
+//! of whose new papers scores as high as most of its liked papers did
+//! ([`super::calibration::Calibration::quiet`]) has "nothing today": its
+//! papers are still listed, each with the verdict `none`.
 
 use std::collections::{HashMap, HashSet};
 
 use super::answer::{Because, Feed, FeedHit, FeedRequest};
 use super::authors;
 use super::batch::Batch;
-use super::calibration::{verdict, QUIET};
+use super::calibration::{verdict, CLOSE};
 use super::profile::{papers_at, profiles};
 use super::ranker::{standardise, CHOSEN};
 use super::select::{kept, select, terms_of, Scope};
@@ -119,7 +120,8 @@ pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {
                     .map(|z| 1.0 / (1.0 + (-z / 2.0).exp()))
                     .collect()
             });
-        if scores.iter().all(|&s| s < QUIET) {
+        let floor = profile.trained.calibration().map_or(CLOSE, |c| c.quiet);
+        if scores.iter().all(|&s| s < floor) {
             quiet.push(profile.name.clone());
         }
         for (i, s) in scores.into_iter().enumerate() {

@@ -126,6 +126,9 @@ pub struct Hit {
     /// best hit is more likely relevant than not), `weak` (papers of the
     /// query's field, none plainly about it) or `none` (nothing in the
     /// index is about it; the closest papers are listed all the same).
+    /// `feed`: the paper's own verdict for its tag (`strong` from 0.5,
+    /// `weak` from 0.2; `none` under it, and on every paper of a tag with
+    /// nothing today).
     #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
 }
@@ -276,6 +279,7 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
             );
             if let Some(b) = &h.because {
                 hit.tag = Some(b.tag.clone());
+                hit.verdict = Some(h.verdict.name().into());
                 hit.because = (detail != Detail::Titles).then(|| Because {
                     id: b.liked.id.hex(),
                     title: title(&b.liked),
@@ -289,7 +293,7 @@ pub fn feed(feed: &Feed, detail: Detail) -> Hits {
         detail,
         feed.hits.len(),
         hits,
-        Some(if feed.unranked {
+        Some(if feed.unranked || !feed.quiet.is_empty() {
             feed.summary()
         } else {
             format!("{} ({} ranked)", feed.described, feed.ranked)

@@ -9,7 +9,7 @@
 //! | field     | type   | meaning                                                  |
 //! |-----------|--------|----------------------------------------------------------|
 //! | `tag`     | string | the tag whose profile ranked it highest                  |
-//! | `match`   | string | `strong` (score ≥ 0.5), `weak` or `none` (under 0.2; and every hit of a tag with "nothing today": no new paper at 0.65 or more) |
+//! | `match`   | string | `strong` (score ≥ 0.5), `weak` or `none` (under 0.2; and every hit of a tag with "nothing today": no new paper as close as most of its liked papers) |
 //! | `because` | object | `{id, arxiv_id, headline, similarity}`: the liked paper of that tag it is closest to (`arxiv_id` where it has one), and their cosine |
 //!
 //! `score` is in (0, 1): the probability that the reader wants the paper,

@@ -247,8 +247,12 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         .ok()
         .json_lines();
     let mcp_feed = ok("feed");
-    assert_eq!(ids(&mcp_feed["hits"]), ids(&Value::Array(feed)));
+    assert_eq!(ids(&mcp_feed["hits"]), ids(&Value::Array(feed.clone())));
     assert_eq!(mcp_feed["hits"][0]["because"]["id"], liked);
+    // Each hit carries the feed's verdict for it, as the CLI's does.
+    for (ours, theirs) in mcp_feed["hits"].as_array().unwrap().iter().zip(&feed) {
+        assert_eq!(ours["match"], theirs["match"], "{ours}");
+    }
     assert_eq!(ids(&ok("feed_tag")["hits"]), ids(&mcp_feed["hits"]));
     assert_eq!(ok("tags")["tags"][0]["tag"], "pos");
 
