@@ -38,6 +38,21 @@ pub struct TagChange {
     pub changed: usize,
 }
 
+/// A reader's answer from a front end that is not the CLI (the page's like
+/// / not-interested buttons, MCP's `tag`): `ids` tagged liked in `name`,
+/// or not interested, then the tag trained at once, as `papers tag` does,
+/// so the next feed reads it back.
+pub fn answer(dir: &Path, name: &str, ids: Vec<String>, not_interested: bool) -> Result<TagChange> {
+    let (liked, disliked) = if not_interested {
+        (Vec::new(), ids)
+    } else {
+        (ids, Vec::new())
+    };
+    let change = tag(dir, name, &liked, &disliked, &crate::write::Quiet)?;
+    super::prepare_at(dir);
+    Ok(change)
+}
+
 /// Marks `liked` and `disliked` (ids in any form) in `tag`.
 pub fn tag(
     dir: &Path,

@@ -277,20 +277,9 @@ fn run(
             p.only(&["tag", "ids", "not_interested"])?;
             let tag = required(p, "tag")?;
             let ids = p.ids("ids", true)?;
-            let (liked, disliked) = if p.flag("not_interested")? {
-                (Vec::new(), ids)
-            } else {
-                (ids, Vec::new())
-            };
-            let change = crate::feed::tags::tag(
-                searcher.dir(),
-                tag,
-                &liked,
-                &disliked,
-                &crate::write::Quiet,
-            )?;
             // Trained now, as `papers tag` does, not by the next feed.
-            crate::feed::prepare_at(searcher.dir());
+            let change =
+                crate::feed::tags::answer(searcher.dir(), tag, ids, p.flag("not_interested")?)?;
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
         }

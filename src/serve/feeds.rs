@@ -41,17 +41,24 @@ pub async fn api(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
     .await
 }
 
+/// The 403 a server started without `--allow-write` answers a request to
+/// `verb` papers; `None` when it writes.
+fn read_only(app: &App, verb: &str) -> Option<Response> {
+    (!app.writes()).then(|| {
+        Failure::Forbidden(format!(
+            "this server does not write the index: start it with `papers serve --allow-write` \
+             to {verb} papers"
+        ))
+        .into_response_now()
+    })
+}
+
 /// `POST /api/mark?state=STATE&id=ID...`: the page's marks, when the
 /// server may write ([`App`]'s `allow_write`); answers `mark --json`'s
 /// object.
 pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
-    if !app.writes() {
-        return Failure::Forbidden(
-            "this server does not write the index: start it with `papers serve --allow-write` \
-             to mark papers"
-                .into(),
-        )
-        .into_response_now();
+    if let Some(refused) = read_only(&app, "mark") {
+        return refused;
     }
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
@@ -83,13 +90,8 @@ pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
 /// the tag is trained again at once (paid here, not by the next feed).
 /// Answers `{tag, liked, not_interested, missing, changed}`.
 pub async fn tag(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
-    if !app.writes() {
-        return Failure::Forbidden(
-            "this server does not write the index: start it with `papers serve --allow-write` \
-             to tag papers"
-                .into(),
-        )
-        .into_response_now();
+    if let Some(refused) = read_only(&app, "tag") {
+        return refused;
     }
     app.answer(move |searcher| {
         let p = Params::parse(query.as_deref());
@@ -99,19 +101,8 @@ pub async fn tag(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
             .ok_or_else(|| BadParam::new("tag", "missing: the tag's name"))?
             .to_string();
         let ids = p.ids("id", true)?;
-        let (liked, disliked) = if p.flag("not_interested")? {
-            (Vec::new(), ids)
-        } else {
-            (ids, Vec::new())
-        };
-        let change = crate::feed::tags::tag(
-            searcher.dir(),
-            &name,
-            &liked,
-            &disliked,
-            &crate::write::Quiet,
-        )?;
-        crate::feed::prepare_at(searcher.dir());
+        let change =
+            crate::feed::tags::answer(searcher.dir(), &name, ids, p.flag("not_interested")?)?;
         searcher.refresh_now();
         let mut object: serde_json::Value =
             serde_json::from_str(&crate::output::feed::tag_objects(&[change.summary])[0])
