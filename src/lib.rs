@@ -67,6 +67,7 @@ pub mod serve;
 #[cfg(feature = "mcp")]
 pub mod turns;
 pub mod vector;
+pub mod verdict;
 pub mod write;
 
 pub use error::{Error, Result};

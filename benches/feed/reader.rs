@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, HashSet};
 
 use papers::feed::authors;
 use papers::feed::batch::Batch;
-use papers::feed::replica::{Paper, Replica};
 use papers::feed::words::{self, Words};
 use papers::feed::{ExampleWords, Examples, Trained, CHOSEN};
 
@@ -36,7 +35,7 @@ pub enum Who {
 }
 
 /// A trained ranker: a day's ids to their scores.
-type Scorer<'a> = Box<dyn Fn(&[&str]) -> Vec<f32> + 'a>;
+pub type Scorer<'a> = Box<dyn Fn(&[&str]) -> Vec<f32> + 'a>;
 
 /// MAP on days 6-10, by (ranker, answered, tuned).
 pub type Table = BTreeMap<(Who, bool, bool), Vec<f64>>;
@@ -100,26 +99,7 @@ fn ranker<'a>(
     disliked: &[&str],
 ) -> Scorer<'a> {
     match who {
-        Who::Replica => {
-            let papers: Vec<Paper> = collection
-                .texts
-                .iter()
-                .map(|(_, vector, text)| Paper { vector, text })
-                .collect();
-            let at: BTreeMap<&str, usize> = collection
-                .texts
-                .iter()
-                .enumerate()
-                .map(|(i, (id, ..))| (*id, i))
-                .collect();
-            let positions: Vec<usize> = liked.iter().filter_map(|id| at.get(id).copied()).collect();
-            let replica = Replica::train(&papers, &positions);
-            Box::new(move |day: &[&str]| {
-                day.iter()
-                    .map(|id| replica.decision(&papers[at[id]]))
-                    .collect()
-            })
-        }
+        Who::Replica => crate::replicated::trained(collection.texts, liked.iter().copied()),
         Who::Shipped => {
             let tagged: HashSet<&str> = liked.iter().chain(disliked).copied().collect();
             let others: Vec<&str> = collection

@@ -21,6 +21,25 @@ pub fn score(
     scores: &mut Scores,
     metrics: fn(&[bool]) -> [f64; 3],
 ) {
+    let replica = trained(collection, liked.iter().copied());
+    for (ids, relevant) in days {
+        if !relevant.contains(&true) {
+            continue;
+        }
+        let s = replica(ids);
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(ids[a].cmp(ids[b])));
+        let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();
+        scores.entry(tuned).or_default().push(metrics(&ranked));
+    }
+}
+
+/// The replica trained on the `liked` ids of `collection` (id, vector,
+/// text) against the rest of it: a scorer of a day's ids.
+pub fn trained<'a, 'b>(
+    collection: &'a [(&'a str, &'a [f32], String)],
+    liked: impl Iterator<Item = &'b str>,
+) -> crate::reader::Scorer<'a> {
     let papers: Vec<Paper> = collection
         .iter()
         .map(|(_, vector, text)| Paper { vector, text })
@@ -30,21 +49,13 @@ pub fn score(
         .enumerate()
         .map(|(i, (id, ..))| (*id, i))
         .collect();
-    let liked_at: Vec<usize> = liked.iter().filter_map(|id| at.get(id).copied()).collect();
-    let replica = Replica::train(&papers, &liked_at);
-    for (ids, relevant) in days {
-        if !relevant.contains(&true) {
-            continue;
-        }
-        let s: Vec<f32> = ids
-            .iter()
+    let positions: Vec<usize> = liked.filter_map(|id| at.get(id).copied()).collect();
+    let replica = Replica::train(&papers, &positions);
+    Box::new(move |day: &[&str]| {
+        day.iter()
             .map(|id| replica.decision(&papers[at[id]]))
-            .collect();
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(ids[a].cmp(ids[b])));
-        let ranked: Vec<bool> = order.iter().map(|&i| relevant[i]).collect();
-        scores.entry(tuned).or_default().push(metrics(&ranked));
-    }
+            .collect()
+    })
 }
 
 /// Prints the replica's rows under the rankers' table.

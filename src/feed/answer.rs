@@ -5,7 +5,7 @@
 
 use crate::hit::Found;
 use crate::paper::Paper;
-use crate::search::verdict::Verdict;
+use crate::verdict::Verdict;
 
 use super::select::Scope;
 

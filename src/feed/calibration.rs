@@ -28,7 +28,7 @@
 //! single liked paper, which cannot be cross-validated, takes
 //! [`Calibration::UNFITTED`].
 
-use crate::search::verdict::{Verdict, STRONG};
+use crate::verdict::{Verdict, STRONG};
 
 /// The highest probability the feed states.
 pub const MOST: f32 = 0.99;

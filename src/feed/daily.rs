@@ -27,7 +27,7 @@ use crate::evidence;
 use crate::hit::{Found, Hit};
 use crate::index::Index;
 use crate::paper::Paper;
-use crate::search::verdict::Verdict;
+use crate::verdict::Verdict;
 
 /// Ranks the new papers of `index` for `request`.
 pub fn feed(index: &Index, request: &FeedRequest) -> Result<Feed> {

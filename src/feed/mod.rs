@@ -33,7 +33,7 @@ pub mod words;
 pub use answer::{Because, Feed, FeedHit, FeedRequest};
 pub use daily::feed;
 pub use inbox::{mark, MarkChange, Marked};
-pub use profile::{prepare, prepare_at, WORDS_EVERY};
+pub use profile::{prepare, WORDS_EVERY};
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;
 pub use tags::{summaries, tag, untag, TagChange, TagSummary};

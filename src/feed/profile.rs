@@ -62,15 +62,6 @@ pub fn prepare(index: &Index) -> Result<usize> {
     Ok(profiles.iter().filter(|p| p.trained_now).count())
 }
 
-/// [`prepare`] on the index at `dir`, for the front ends that wrote
-/// marks (the server's `/api/tag`, MCP's `tag`): best effort, as the
-/// cache is (a failure only costs the next feed the training).
-pub fn prepare_at(dir: &std::path::Path) -> usize {
-    Index::open(dir)
-        .and_then(|index| prepare(&index))
-        .unwrap_or(0)
-}
-
 /// The papers at `rows`.
 pub(super) fn papers_at(index: &Index, rows: &[usize]) -> Result<Vec<Paper>> {
     rows.iter().map(|&r| index.paper(r)).collect()

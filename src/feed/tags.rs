@@ -49,7 +49,9 @@ pub fn answer(dir: &Path, name: &str, ids: Vec<String>, not_interested: bool) ->
         (ids, Vec::new())
     };
     let change = tag(dir, name, &liked, &disliked, &crate::write::Quiet)?;
-    super::prepare_at(dir);
+    // Best effort, as the cache is: a failure only costs the next feed
+    // the training.
+    let _ = crate::index::Index::open(dir).and_then(|index| super::prepare(&index));
     Ok(change)
 }
 

@@ -16,32 +16,9 @@
 
 use super::relevance;
 
-/// A best hit scoring at least this makes a matching query's verdict
-/// [`Verdict::Strong`].
-pub const STRONG: f32 = 0.5;
-
-/// Whether the index holds anything about a query.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    /// Nothing in the index is about it.
-    #[default]
-    None,
-    /// Papers of its field, none plainly about it.
-    Weak,
-    /// Its best hit is more likely relevant than not.
-    Strong,
-}
+pub use crate::verdict::{Verdict, STRONG};
 
 impl Verdict {
-    /// The name in tables and JSON (`"match"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::None => "none",
-            Verdict::Weak => "weak",
-            Verdict::Strong => "strong",
-        }
-    }
-
     /// The verdict of a query whose best ten hits read `evidence` and
     /// whose best hit scores `best` (none when it has no hit), in `mode`.
     pub fn of(
@@ -53,26 +30,6 @@ impl Verdict {
             Verdict::None
         } else {
             Verdict::from_best(best)
-        }
-    }
-
-    /// The verdict of a query known to match, from its best hit's score.
-    pub fn from_best(best: Option<f32>) -> Verdict {
-        match best {
-            Some(score) if score >= STRONG => Verdict::Strong,
-            Some(_) => Verdict::Weak,
-            None => Verdict::None,
-        }
-    }
-
-    /// What the table's header line says of it.
-    pub fn sentence(self) -> &'static str {
-        match self {
-            Verdict::Strong => "strong match",
-            Verdict::Weak => "weak match: papers of this field, none plainly about it",
-            Verdict::None => {
-                "no match: nothing in the index is about this; the closest papers follow"
-            }
         }
     }
 }

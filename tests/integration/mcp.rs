@@ -17,15 +17,7 @@ use crate::util::{papers_in, run, small_index_copy};
 /// The python that has the MCP SDK (v2), if any: `PAPERS_MCP_PYTHON`,
 /// which CI sets (and then it must work), else a `python3` that has it.
 fn python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("PAPERS_MCP_PYTHON") {
-        return Some(python.into());
-    }
-    let found = std::process::Command::new("python3")
-        .args(["-c", "from mcp import Client"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    found.then(|| "python3".into())
+    crate::util::python_with("PAPERS_MCP_PYTHON", "from mcp import Client")
 }
 
 /// Runs the client with `args` and returns its transcript.

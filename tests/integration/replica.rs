@@ -18,15 +18,7 @@ use crate::util::seed_index;
 /// The python that has scikit-learn: `PAPERS_SKLEARN_PYTHON` (CI sets
 /// it, and then it must work), else a `python3` that has it.
 fn python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("PAPERS_SKLEARN_PYTHON") {
-        return Some(python.into());
-    }
-    let found = std::process::Command::new("python3")
-        .args(["-c", "import sklearn, scipy"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    found.then(|| "python3".into())
+    crate::util::python_with("PAPERS_SKLEARN_PYTHON", "import sklearn, scipy")
 }
 
 #[test]

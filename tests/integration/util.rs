@@ -462,3 +462,18 @@ pub fn local_reference() -> Vec<(String, Vec<f32>)> {
         .map(|l| (l.text, l.embedding))
         .collect()
 }
+
+/// A python that can run `check` (a line of Python, e.g. an import): the
+/// one `variable` names (CI sets it, and then it must work), else a
+/// `python3` that can; `None` when there is none (the test then skips).
+pub fn python_with(variable: &str, check: &str) -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os(variable) {
+        return Some(python.into());
+    }
+    let found = Command::new("python3")
+        .args(["-c", check])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    found.then(|| "python3".into())
+}
