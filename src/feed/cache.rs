@@ -163,6 +163,13 @@ pub fn load(key: &str, dimension: usize, words: bool, authors: bool) -> Option<L
     })
 }
 
+/// Whether a profile is stored under `key` (its word side and authors'
+/// tally are written before it, so they are there too). Whole or not is
+/// [`load`]'s to say: a damaged file is trained again when it is read.
+pub fn stored(key: &str) -> bool {
+    path(key).is_some_and(|p| p.is_file())
+}
+
 /// The word vector stored under `key`, if there is a whole one.
 pub fn load_words(key: &str) -> Option<Words> {
     let bytes = unsealed(&path(key)?.with_extension("words"))?;

@@ -136,8 +136,13 @@ pub fn untag(dir: &Path, name: &str, ids: &[String], observer: &dyn Observer) ->
 
 /// Every tag with its counts, by name.
 pub fn summaries(index: &Index) -> Result<Vec<TagSummary>> {
+    summarise(index, index.tag_entries(None)?)
+}
+
+/// Each tag of `entries` with its counts, by name.
+fn summarise(index: &Index, entries: Vec<TagEntry>) -> Result<Vec<TagSummary>> {
     let mut tags: BTreeMap<String, TagSummary> = BTreeMap::new();
-    for entry in index.tag_entries(None)? {
+    for entry in entries {
         let live = index.row_of(entry_id(&entry)?)?.is_some();
         let summary = tags.entry(entry.tag.clone()).or_insert_with(|| TagSummary {
             name: entry.tag.clone(),
@@ -165,9 +170,9 @@ pub fn known(index: &Index, name: &str) -> Result<Vec<TagEntry>> {
 }
 
 fn summary_of(index: &Index, name: &str) -> Result<TagSummary> {
-    Ok(summaries(index)?
+    Ok(summarise(index, index.tag_entries(Some(name))?)?
         .into_iter()
-        .find(|s| s.name == name)
+        .next()
         .unwrap_or_else(|| TagSummary {
             name: name.to_string(),
             ..Default::default()
@@ -200,27 +205,38 @@ pub(super) struct Gathered {
 /// paper in the index is an error; among all tags, one is skipped.
 pub(super) fn gather(index: &Index, names: &[String]) -> Result<Option<Gathered>> {
     let named = !names.is_empty();
-    let names: Vec<String> = if named {
-        names.to_vec()
+    // Every tag's entries are read at once when every tag is wanted, each
+    // named one's by itself otherwise.
+    let mut entries: BTreeMap<String, Vec<TagEntry>> = BTreeMap::new();
+    if named {
+        for name in names {
+            validate_name(name)?;
+            entries.insert(name.clone(), known(index, name)?);
+        }
     } else {
-        let all: Vec<String> = summaries(index)?.into_iter().map(|s| s.name).collect();
-        if all.is_empty() {
+        for entry in index.tag_entries(None)? {
+            entries.entry(entry.tag.clone()).or_default().push(entry);
+        }
+        if entries.is_empty() {
             return Ok(None);
         }
-        all
-    };
+    }
     let mut gathered = Gathered {
         wanted: Vec::new(),
         ids: HashMap::new(),
         tagged: HashSet::new(),
         skipped: Vec::new(),
     };
-    for name in &names {
-        validate_name(name)?;
+    let order: Vec<String> = if named {
+        names.to_vec()
+    } else {
+        entries.keys().cloned().collect()
+    };
+    for name in order {
         let mut liked = Vec::new();
         let mut disliked = Vec::new();
-        for entry in known(index, name)? {
-            if let Some(row) = index.row_of(entry_id(&entry)?)? {
+        for entry in entries.get(&name).into_iter().flatten() {
+            if let Some(row) = index.row_of(entry_id(entry)?)? {
                 gathered.tagged.insert(row);
                 gathered.ids.insert(row, entry.id.clone());
                 if entry.liked {
@@ -242,7 +258,7 @@ pub(super) fn gather(index: &Index, names: &[String]) -> Result<Option<Gathered>
             gathered.skipped.push(why);
             continue;
         }
-        gathered.wanted.push((name.clone(), liked, disliked));
+        gathered.wanted.push((name, liked, disliked));
     }
     if gathered.wanted.is_empty() {
         return Err(Error::Feed(gathered.skipped.join("; ")));

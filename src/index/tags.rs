@@ -68,13 +68,14 @@ impl Db {
         if !self.has_table("tags")? {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT tag, id, liked, at FROM tags WHERE ?1 IS NULL OR tag = ?1
-                 ORDER BY tag, at, id",
-            )
-            .map_err(|e| self.err(e))?;
+        // Two statements, so that one tag's is a look-up in the table's
+        // key rather than a scan (`?1 IS NULL OR tag = ?1` scans: at 5,000
+        // tags, reading each in turn read 75 million rows).
+        let sql = match tag {
+            Some(_) => "SELECT tag, id, liked, at FROM tags WHERE tag = ?1 ORDER BY at, id",
+            None => "SELECT tag, id, liked, at FROM tags WHERE ?1 IS NULL ORDER BY tag, at, id",
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([tag], |r| {
                 Ok(TagEntry {
