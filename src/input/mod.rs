@@ -26,6 +26,11 @@ pub use file::read_input;
 pub use hf::{hf_entry, parse_hf_json, parse_json_list};
 pub use jsonl::{embed_text, parse_jsonl};
 
+/// What a build without the `parquet` feature says when asked to read or
+/// write Parquet (the output side says it too).
+pub const NO_PARQUET: &str =
+    "this papers was built without Parquet support (the `parquet` cargo feature)";
+
 /// One record as an input holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Paragraph {

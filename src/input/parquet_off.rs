@@ -15,7 +15,7 @@ pub const MAGIC: &[u8; 4] = b"PAR1";
 
 /// Why a Parquet file cannot be read here.
 fn refused() -> String {
-    format!("a Parquet file, and {}", crate::output::NO_PARQUET)
+    format!("a Parquet file, and {}", super::NO_PARQUET)
 }
 
 /// No batches: this build reads no Parquet.

@@ -9,9 +9,7 @@ pub mod export;
 pub mod feed;
 pub mod human;
 pub mod json;
-/// What a build without the `parquet` feature says when asked for Parquet.
-pub const NO_PARQUET: &str =
-    "this papers was built without Parquet support (the `parquet` cargo feature)";
+pub use crate::input::NO_PARQUET;
 
 #[cfg(feature = "parquet")]
 pub mod parquet;
