@@ -2,61 +2,33 @@
 //! stored vectors are unit length), and scaling a given vector to unit
 //! length.
 
-/// The dot product, with AVX2 and FMA where the processor has them (checked
-/// once), else in eight independent sums that the compiler turns into
-/// vector instructions (one running sum cannot be reordered).
+/// The dot product, in sixteen independent sums that the compiler turns
+/// into vector instructions (one running sum cannot be reordered),
+/// compiled for each SIMD level and picked by the processor at the first
+/// call (`multiversion`, as the encoder's kernels are), with fused
+/// multiply-adds where the processor has them.
+#[multiversion::multiversion(targets = "simd")]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static FMA: OnceLock<bool> = OnceLock::new();
-        if *FMA.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
-        {
-            // SAFETY: the processor was just found to have both features.
-            return unsafe { dot_fma(a, b) };
-        }
-    }
-    dot_portable(a, b)
-}
-
-fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
-    let mut sums = [0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f32 = a8
+    const LANES: usize = 16;
+    let mut sums = [0f32; LANES];
+    let (a16, b16) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let rest: f32 = a16
         .remainder()
         .iter()
-        .zip(b8.remainder())
+        .zip(b16.remainder())
         .map(|(x, y)| x * y)
         .sum();
-    for (x, y) in a8.zip(b8) {
-        for i in 0..8 {
-            sums[i] += x[i] * y[i];
+    for (x, y) in a16.zip(b16) {
+        for i in 0..LANES {
+            // Fused where the processor fuses (a constant per version).
+            if multiversion::target::target_cfg_f!(target_feature = "fma") {
+                sums[i] = x[i].mul_add(y[i], sums[i]);
+            } else {
+                sums[i] += x[i] * y[i];
+            }
         }
     }
     sums.iter().sum::<f32>() + rest
-}
-
-/// [`dot_portable`] compiled for AVX2 and FMA: two 8-lane fused sums.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_fma(a: &[f32], b: &[f32]) -> f32 {
-    use std::arch::x86_64::*;
-    let n = a.len().min(b.len());
-    let (mut s0, mut s1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-    let mut i = 0;
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n, the length of both slices.
-        unsafe {
-            let (pa, pb) = (a.as_ptr().add(i), b.as_ptr().add(i));
-            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa), _mm256_loadu_ps(pb), s0);
-            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(8)), _mm256_loadu_ps(pb.add(8)), s1);
-        }
-        i += 16;
-    }
-    let mut lanes = [0f32; 8];
-    // SAFETY: `lanes` holds 8 floats.
-    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), _mm256_add_ps(s0, s1)) };
-    lanes.iter().sum::<f32>() + dot_portable(&a[i..n], &b[i..n])
 }
 
 /// `v` scaled to unit length: stored as the model's own are (search ranks
@@ -110,7 +82,6 @@ mod tests {
                 (dot(&a[..len], &b[..len]) - plain_len).abs() < 1e-5,
                 "length {len}"
             );
-            assert!((dot_portable(&a[..len], &b[..len]) - plain_len).abs() < 1e-5);
         }
         assert!((dot(&a, &a) - 1.0).abs() < 1e-5 && (dot(&a, &b) - plain).abs() < 1e-5);
     }
