@@ -20,7 +20,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use papers::output::{Format, Printer};
-use papers::search::{SearchOptions, Strategy};
+use papers::search::{DateRange, Scope, SearchOptions, Strategy};
 
 /// Local semantic search over Daily Papers abstract dumps.
 ///
@@ -255,7 +255,7 @@ impl RankArgs {
     /// The options; `--since` after `--until` is an error (no day is in
     /// that range).
     fn options(&self) -> Result<SearchOptions> {
-        let ranking = papers::request::Ranking {
+        let options = SearchOptions {
             limit: usize::try_from(self.limit).unwrap_or(usize::MAX),
             min_score: self.min_score,
             strict: false,
@@ -270,15 +270,21 @@ impl RankArgs {
                 (_, _, Some(StrategyArg::Auto) | None) => Strategy::Auto,
             },
             mode: Default::default(),
-            since: self.since,
-            until: self.until,
-            listed_since: self.listed_since,
-            listed_until: self.listed_until,
-            within: self.within.clone(),
-            authors: self.author.clone(),
-            categories: self.category.clone(),
+            dates: DateRange {
+                since: self.since,
+                until: self.until,
+            },
+            scope: Scope {
+                sources: self.within.clone(),
+                listed: DateRange {
+                    since: self.listed_since,
+                    until: self.listed_until,
+                },
+                authors: self.author.clone(),
+                categories: self.category.clone(),
+            },
         };
-        Ok(ranking.options()?)
+        Ok(papers::request::checked(options)?)
     }
 }
 

@@ -148,26 +148,12 @@ fn product(
     // stride `dst_stride`) is in bounds and written by this call alone.
     // With `read_dst` false its old contents are not read.
     unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            dst_stride as isize,
-            false,
-            lhs.0.as_ptr(),
-            lhs.2 as isize,
-            lhs.1 as isize,
-            rhs.0.as_ptr(),
-            rhs.2 as isize,
-            rhs.1 as isize,
-            0.0,
+        super::product::gemm_here(
+            (m, n, k),
+            (dst, 1, dst_stride as isize),
+            (lhs.0.as_ptr(), lhs.2 as isize, lhs.1 as isize),
+            (rhs.0.as_ptr(), rhs.2 as isize, rhs.1 as isize),
             scale,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
         );
     }
 }

@@ -164,22 +164,57 @@ fn gemm_columns(dst: &mut [f32], lhs: Matrix, rhs: Matrix) {
     // to `dst` (column stride m, row stride 1), a unique borrow; with
     // `read_dst` false the old contents are not read.
     unsafe {
+        gemm_here(
+            (m, n, k),
+            (dst.as_mut_ptr(), m as isize, 1),
+            (
+                lhs.data.as_ptr(),
+                lhs.col_stride as isize,
+                lhs.row_stride as isize,
+            ),
+            (
+                rhs.data.as_ptr(),
+                rhs.col_stride as isize,
+                rhs.row_stride as isize,
+            ),
+            1.0,
+        );
+    }
+}
+
+/// `dst (m × n) = scale · lhs (m × k) · rhs (k × n)` by gemm on this thread,
+/// each operand given as a pointer with its column and row strides (in
+/// elements); the old contents of `dst` are not read.
+///
+/// # Safety
+/// Every element read through `lhs` and `rhs` and written through `dst`
+/// at those strides is in bounds, and no one else touches that block of
+/// `dst` meanwhile.
+pub(super) unsafe fn gemm_here(
+    (m, n, k): (usize, usize, usize),
+    dst: (*mut f32, isize, isize),
+    lhs: (*const f32, isize, isize),
+    rhs: (*const f32, isize, isize),
+    scale: f32,
+) {
+    // SAFETY: the caller's.
+    unsafe {
         gemm::gemm(
             m,
             n,
             k,
-            dst.as_mut_ptr(),
-            m as isize,
-            1,
+            dst.0,
+            dst.1,
+            dst.2,
             false,
-            lhs.data.as_ptr(),
-            lhs.col_stride as isize,
-            lhs.row_stride as isize,
-            rhs.data.as_ptr(),
-            rhs.col_stride as isize,
-            rhs.row_stride as isize,
+            lhs.0,
+            lhs.1,
+            lhs.2,
+            rhs.0,
+            rhs.1,
+            rhs.2,
             0.0,
-            1.0,
+            scale,
             false,
             false,
             false,

@@ -165,6 +165,23 @@ fn description(hit: &FeedHit) -> String {
     }
 }
 
+/// A feed document: the XML declaration, `head` (the root's opening tag
+/// and the feed's own elements), each hit as `item` writes it, and `tail`.
+fn document(
+    feed: &Feed,
+    head: String,
+    item: impl Fn(&FeedHit, &Paper) -> String,
+    tail: &str,
+) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    out.push_str(&head);
+    for hit in &feed.hits {
+        out.push_str(&item(hit, &hit.found.paper));
+    }
+    out.push_str(tail);
+    out
+}
+
 fn rss(feed: &Feed, link: &str) -> String {
     // RSS requires the channel's link: written to a file, a feed has no
     // address of its own, so it links the first paper's page (else arXiv).
@@ -176,33 +193,29 @@ fn rss(feed: &Feed, link: &str) -> String {
             .unwrap_or_else(|| "https://arxiv.org/".to_string()),
         link => link.to_string(),
     };
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
-    out.push_str("<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n");
-    out.push_str(&format!(
-        "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
+    let mut head = format!(
+        "<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n\
+         <title>{}</title>\n<link>{}</link>\n<description>{}</description>\n\
+         <lastBuildDate>{}</lastBuildDate>\n<generator>papers</generator>\n",
         escape::xml(&title(feed)),
         escape::xml(&home),
         escape::xml(&feed.summary()),
         rfc822(now() as u64),
-    ));
+    );
     if link.starts_with("http") {
-        out.push_str(&format!(
+        head.push_str(&format!(
             "<atom:link href=\"{}\" rel=\"self\" type=\"application/rss+xml\"/>\n",
             escape::xml(link)
         ));
     }
-    for hit in &feed.hits {
-        let paper = &hit.found.paper;
-        out.push_str("<item>\n");
-        out.push_str(&format!(
-            "<title>{}</title>\n",
-            escape::xml(&paper.headline())
-        ));
-        if let Some(url) = page(paper) {
-            out.push_str(&format!("<link>{}</link>\n", escape::xml(&url)));
-        }
-        out.push_str(&format!(
-            "<guid isPermaLink=\"false\">papers:{}</guid>\n<category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n",
+    let item = |hit: &FeedHit, paper: &Paper| {
+        let link = page(paper)
+            .map(|url| format!("<link>{}</link>\n", escape::xml(&url)))
+            .unwrap_or_default();
+        format!(
+            "<item>\n<title>{}</title>\n{link}<guid isPermaLink=\"false\">papers:{}</guid>\n\
+             <category>{}</category>\n<pubDate>{}</pubDate>\n<description>{}</description>\n</item>\n",
+            escape::xml(&paper.headline()),
             paper.id.hex(),
             escape::xml(tag_of(hit)),
             rfc822(dated(hit)),
@@ -211,52 +224,44 @@ fn rss(feed: &Feed, link: &str) -> String {
             // reader shows markup in an abstract as text; quotes need no
             // HTML escape (escaping them twice showed `&quot;`).
             escape::xml(&escape::html_text(&description(hit))),
-        ));
-        out.push_str("</item>\n");
-    }
-    out.push_str("</channel>\n</rss>\n");
-    out
+        )
+    };
+    document(feed, head, item, "</channel>\n</rss>\n")
 }
 
 fn atom(feed: &Feed, link: &str) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
-    out.push_str("<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
-    out.push_str(&format!(
-        "<id>urn:papers:feed:{}</id>\n<title>{}</title>\n<subtitle>{}</subtitle>\n<updated>{}</updated>\n<generator>papers</generator>\n",
+    let mut head = format!(
+        "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<id>urn:papers:feed:{}</id>\n\
+         <title>{}</title>\n<subtitle>{}</subtitle>\n<updated>{}</updated>\n\
+         <generator>papers</generator>\n",
         escape::xml(&feed.tags.join(",")),
         escape::xml(&title(feed)),
         escape::xml(&feed.summary()),
         rfc3339(now() as u64),
-    ));
+    );
     if !link.is_empty() {
-        out.push_str(&format!(
+        head.push_str(&format!(
             "<link rel=\"self\" href=\"{}\"/>\n",
             escape::xml(link)
         ));
     }
-    for hit in &feed.hits {
-        let paper = &hit.found.paper;
-        out.push_str("<entry>\n");
-        out.push_str(&format!(
-            "<id>urn:papers:{}</id>\n<title>{}</title>\n<updated>{}</updated>\n",
+    let entry = |hit: &FeedHit, paper: &Paper| {
+        let link = page(paper)
+            .map(|url| format!("<link href=\"{}\"/>\n", escape::xml(&url)))
+            .unwrap_or_default();
+        let by = authors(paper);
+        format!(
+            "<entry>\n<id>urn:papers:{}</id>\n<title>{}</title>\n<updated>{}</updated>\n{link}\
+             <author><name>{}</name></author>\n<category term=\"{}\"/>\n<summary>{}</summary>\n</entry>\n",
             paper.id.hex(),
             escape::xml(&paper.headline()),
             rfc3339(dated(hit)),
-        ));
-        if let Some(url) = page(paper) {
-            out.push_str(&format!("<link href=\"{}\"/>\n", escape::xml(&url)));
-        }
-        let by = authors(paper);
-        out.push_str(&format!(
-            "<author><name>{}</name></author>\n<category term=\"{}\"/>\n<summary>{}</summary>\n",
             escape::xml(if by.is_empty() { "unknown" } else { &by }),
             escape::xml(tag_of(hit)),
             escape::xml(&description(hit)),
-        ));
-        out.push_str("</entry>\n");
-    }
-    out.push_str("</feed>\n");
-    out
+        )
+    };
+    document(feed, head, entry, "</feed>\n")
 }
 
 #[cfg(test)]

@@ -21,32 +21,39 @@ pub fn csv_cell(text: &str) -> String {
     }
 }
 
-/// `text` as HTML text: `&`, `<` and `>` escaped, nothing else (quotes
-/// mean nothing outside an attribute).
-pub fn html_text(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// Text escaped for XML (and HTML) character data and attribute values:
-/// markup as entities, and the control characters XML does not allow
-/// dropped.
-pub fn xml(text: &str) -> String {
+/// `text` with HTML's and XML's markup characters (`&`, `<`, `>`) as
+/// entities, and every other character handed to `other`, which writes it
+/// to the output as it is, changed, or not at all.
+fn entities(text: &str, other: impl Fn(char, &mut String)) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 does not allow at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            c => out.push(c),
+            c => other(c, &mut out),
         }
     }
     out
+}
+
+/// `text` as HTML text: `&`, `<` and `>` escaped, nothing else (quotes
+/// mean nothing outside an attribute).
+pub fn html_text(text: &str) -> String {
+    entities(text, |c, out| out.push(c))
+}
+
+/// Text escaped for XML (and HTML) character data and attribute values:
+/// markup as entities, and the control characters XML does not allow
+/// dropped.
+pub fn xml(text: &str) -> String {
+    entities(text, |c, out| match c {
+        '"' => out.push_str("&quot;"),
+        '\'' => out.push_str("&apos;"),
+        // Characters XML 1.0 does not allow at all.
+        c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+        c => out.push(c),
+    })
 }
 
 /// Text for a Markdown document that renders as the same text: HTML is
@@ -56,22 +63,15 @@ pub fn xml(text: &str) -> String {
 /// (to arXiv, over https). Line breaks become spaces: one item stays one
 /// line.
 pub fn markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '#' | '|' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
+    entities(text, |c, out| match c {
+        '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '#' | '|' | '~' => {
+            out.push('\\');
+            out.push(c);
         }
-    }
-    out
+        '\n' | '\r' | '\t' => out.push(' '),
+        c if c.is_control() => {}
+        c => out.push(c),
+    })
 }
 
 /// A link target papers writes only when it is http(s) and has nothing a

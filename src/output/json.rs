@@ -102,11 +102,8 @@ struct WireHit<'a> {
     rank: usize,
     id: String,
     score: f32,
-    headline: String,
-    text: &'a str,
-    sources: &'a [Source],
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a Meta>,
+    #[serde(flatten)]
+    body: WireBody<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,6 +147,23 @@ struct WireDupe<'a> {
 #[derive(Serialize)]
 struct WirePaper<'a> {
     id: String,
+    #[serde(flatten)]
+    body: WireBody<'a>,
+}
+
+impl<'a> WirePaper<'a> {
+    fn new(paper: &'a Paper) -> Self {
+        WirePaper {
+            id: paper.id.hex(),
+            body: WireBody::new(paper),
+        }
+    }
+}
+
+/// What a record and a hit show of a paper after its id (and a hit's
+/// score).
+#[derive(Serialize)]
+struct WireBody<'a> {
     headline: String,
     text: &'a str,
     sources: &'a [Source],
@@ -157,10 +171,9 @@ struct WirePaper<'a> {
     meta: Option<&'a Meta>,
 }
 
-impl<'a> WirePaper<'a> {
+impl<'a> WireBody<'a> {
     fn new(paper: &'a Paper) -> Self {
-        WirePaper {
-            id: paper.id.hex(),
+        WireBody {
             headline: paper.headline(),
             text: &paper.text,
             sources: &paper.sources,
@@ -242,10 +255,7 @@ pub fn hit_objects(results: &Results) -> Vec<String> {
                 rank: i + 1,
                 id: paper.id.hex(),
                 score: hit.score,
-                headline: paper.headline(),
-                text: &paper.text,
-                sources: &paper.sources,
-                meta: paper.meta.as_ref(),
+                body: WireBody::new(paper),
                 mode: notes.mode.map(Mode::name),
                 semantic: used(Mode::Semantic).then(|| WireRanked::of(hit.semantic)),
                 lexical: used(Mode::Lexical).then(|| WireRanked::of(hit.lexical)),
@@ -277,7 +287,7 @@ pub fn pair_objects(pairs: &[Pair]) -> Vec<String> {
 pub fn paper_object(paper: &Paper, raw: bool) -> String {
     let mut wire = WirePaper::new(paper);
     if raw {
-        wire.text = paper.original_text();
+        wire.body.text = paper.original_text();
     }
     value(&wire)
 }

@@ -1,8 +1,8 @@
 //! One request model for every front end. The CLI (clap's flags), the HTTP
 //! API (query strings) and MCP (tool arguments) read a search's, a
 //! similar's or a feed's options through the same value checks
-//! ([`values`]) into a [`Ranking`], which is checked as a whole once
-//! ([`Ranking::options`]). A refusal is a [`BadParam`]: the parameter by
+//! ([`values`]) into one [`SearchOptions`], which is checked as a whole
+//! once ([`checked`]). A refusal is a [`BadParam`]: the parameter by
 //! its canonical name (`min_score`) and what is wrong, worded for each
 //! front end by [`Front`] (`--min-score` on the command line, `min_score`
 //! over HTTP and MCP).
@@ -17,7 +17,7 @@ pub mod values;
 
 pub use params::Params;
 
-use crate::search::{DateRange, Mode, Scope, SearchOptions, Strategy};
+use crate::search::SearchOptions;
 
 /// The most hits one HTTP request may ask for.
 pub const MAX_K: usize = 1000;
@@ -168,93 +168,35 @@ impl From<BadParam> for crate::error::Error {
     }
 }
 
-/// The ranking options of `search` and `similar` as a front end read them,
-/// each value already checked on its own ([`values`]).
-#[derive(Clone, Debug, Default)]
-pub struct Ranking {
-    /// How many hits.
-    pub limit: usize,
-    /// The least score a hit may have.
-    pub min_score: Option<f32>,
-    /// Nothing for a text query whose verdict is `none`.
-    pub strict: bool,
-    /// A text query's words as typed, uncorrected.
-    pub as_typed: bool,
-    /// How candidates are found.
-    pub strategy: Strategy,
-    /// Which rankings (text queries only).
-    pub mode: Mode,
-    /// Published on or after.
-    pub since: Option<u32>,
-    /// Published on or before.
-    pub until: Option<u32>,
-    /// Listed on or after.
-    pub listed_since: Option<u32>,
-    /// Listed on or before.
-    pub listed_until: Option<u32>,
-    /// Inputs or listing days (`in`).
-    pub within: Vec<String>,
-    /// Author name parts, all required.
-    pub authors: Vec<String>,
-    /// arXiv categories, any of them.
-    pub categories: Vec<String>,
-}
-
-impl Ranking {
-    /// The options, checked as a whole: a date range must hold a day.
-    pub fn options(self) -> Result<SearchOptions, BadParam> {
-        for (from, to, a, b) in [
-            ("since", "until", self.since, self.until),
-            (
-                "listed_since",
-                "listed_until",
-                self.listed_since,
-                self.listed_until,
-            ),
-        ] {
-            if let (Some(a), Some(b)) = (a, b) {
-                if a > b {
-                    return Err(BadParam::new(
-                        from,
-                        format!(
-                            "{} is after --{} {}: no day is in that range",
-                            crate::paper::format_date(a),
-                            to.replace('_', "-"),
-                            crate::paper::format_date(b)
-                        ),
-                    ));
-                }
+/// The ranking options of `search` and `similar` as a front end read them
+/// (each value already checked on its own, [`values`]), checked as a
+/// whole: a date range must hold a day.
+pub fn checked(options: SearchOptions) -> Result<SearchOptions, BadParam> {
+    for (from, to, range) in [
+        ("since", "until", &options.dates),
+        ("listed_since", "listed_until", &options.scope.listed),
+    ] {
+        if let (Some(a), Some(b)) = (range.since, range.until) {
+            if a > b {
+                return Err(BadParam::new(
+                    from,
+                    format!(
+                        "{} is after --{} {}: no day is in that range",
+                        crate::paper::format_date(a),
+                        to.replace('_', "-"),
+                        crate::paper::format_date(b)
+                    ),
+                ));
             }
         }
-        Ok(SearchOptions {
-            limit: self.limit,
-            min_score: self.min_score,
-            strict: self.strict,
-            as_typed: self.as_typed,
-            strategy: self.strategy,
-            mode: self.mode,
-            dates: DateRange {
-                since: self.since,
-                until: self.until,
-            },
-            // An input or a day: told apart against the index (see
-            // `crate::search::filters`).
-            scope: Scope {
-                sources: self.within,
-                listed: DateRange {
-                    since: self.listed_since,
-                    until: self.listed_until,
-                },
-                authors: self.authors,
-                categories: self.categories,
-            },
-        })
     }
+    Ok(options)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::DateRange;
 
     #[test]
     fn each_front_end_names_parameters_its_own_way() {
@@ -272,12 +214,14 @@ mod tests {
                 .words("use --min-score 0, or --limit 5 --json; --since DATE or --from FILE"),
             "use min_score=0, or k=5 json; since=DATE or from=FILE"
         );
-        let range = Ranking {
-            since: Some(20240302),
-            until: Some(20240301),
+        let range = SearchOptions {
+            dates: DateRange {
+                since: Some(20240302),
+                until: Some(20240301),
+            },
             ..Default::default()
         };
-        let bad = range.options().unwrap_err();
+        let bad = checked(range).unwrap_err();
         assert_eq!(bad.parameter, "since");
         assert_eq!(
             bad.worded(Front::Http),

@@ -1,15 +1,15 @@
 //! A request's parameters by name, from a URL query string (the HTTP API)
 //! or a JSON object (MCP's tool arguments), read into the options the
 //! CLI's flags give through the same checks ([`super::values`],
-//! [`super::Ranking`]).
+//! [`super::checked`]).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{values, BadParam, Ranking, MAX_IDS};
+use super::{checked, values, BadParam, MAX_IDS};
 use crate::feed::{FeedRequest, Scope};
-use crate::search::SearchOptions;
+use crate::search::{DateRange, SearchOptions};
 
 /// A request's parameters: every value of every name, in order.
 #[derive(Debug, Default)]
@@ -145,14 +145,14 @@ impl Params {
     /// What the CLI's ranking flags give: `k` (from 1 to `max_k`, default
     /// `default_k`), `min_score`, `strict`, `as_typed`, `strategy`, `since`, `until`, `in`,
     /// `listed_since`, `listed_until`, `author`, `category`, and `mode`
-    /// (for text queries), checked together as [`Ranking::options`] checks
+    /// (for text queries), checked together as [`super::checked`] checks
     /// the CLI's.
     pub fn options_within(
         &self,
         default_k: usize,
         max_k: usize,
     ) -> Result<SearchOptions, BadParam> {
-        Ranking {
+        checked(SearchOptions {
             limit: self.number("k", default_k, 1..=max_k)?,
             min_score: self.real("min_score", 0.0, 1.0)?,
             strict: self.flag("strict")?,
@@ -167,15 +167,22 @@ impl Params {
                 .map(values::mode)
                 .transpose()?
                 .unwrap_or_default(),
-            since: self.date("since")?,
-            until: self.date("until")?,
-            listed_since: self.date("listed_since")?,
-            listed_until: self.date("listed_until")?,
-            within: self.many("in")?,
-            authors: self.many("author")?,
-            categories: self.many("category")?,
-        }
-        .options()
+            dates: DateRange {
+                since: self.date("since")?,
+                until: self.date("until")?,
+            },
+            // An input or a day: told apart against the index (see
+            // `crate::search::filters`).
+            scope: crate::search::Scope {
+                sources: self.many("in")?,
+                listed: DateRange {
+                    since: self.date("listed_since")?,
+                    until: self.date("listed_until")?,
+                },
+                authors: self.many("author")?,
+                categories: self.many("category")?,
+            },
+        })
     }
 
     /// [`Params::options_within`] with the HTTP API's `k`: 10 by default,
