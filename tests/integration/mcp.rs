@@ -63,6 +63,29 @@ fn ids(list: &Value) -> Vec<&str> {
 
 /// Checks one transcript against the CLI on `dir`.
 fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
+    check_handshake(t, mode, write);
+    // No call raised: every structured answer fitted its schema.
+    for (name, call) in t.as_object().unwrap() {
+        assert!(call.get("exception").is_none(), "{name}: {call}");
+    }
+    check_search(t, dir, liked);
+    check_papers(t, dir, liked);
+    check_errors(t);
+    check_writes(t, write);
+}
+
+/// A call's structured answer, which must not be an error; its text block
+/// is the same object, for older clients.
+fn ok<'a>(t: &'a Value, name: &str) -> &'a Value {
+    assert_eq!(t[name]["is_error"], false, "{name}: {}", t[name]);
+    let text: Value = serde_json::from_str(t[name]["text"][0].as_str().unwrap()).unwrap();
+    assert_eq!(text, t[name]["structured"], "{name}");
+    &t[name]["structured"]
+}
+
+/// The protocol each mode negotiates, the tools (writing ones only when
+/// allowed), their arguments, the prompts and the resource template.
+fn check_handshake(t: &Value, mode: &str, write: bool) {
     assert_eq!(t["server"], "papers");
     let protocol = t["protocol"].as_str().unwrap();
     match mode {
@@ -119,25 +142,17 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         serde_json::json!(["digest", "literature", "compare"])
     );
     assert_eq!(t["templates"], serde_json::json!(["papers://paper/{id}"]));
+}
 
-    // No call raised: every structured answer fitted its schema.
-    for (name, call) in t.as_object().unwrap() {
-        assert!(call.get("exception").is_none(), "{name}: {call}");
-    }
-    let ok = |name: &str| -> &Value {
-        assert_eq!(t[name]["is_error"], false, "{name}: {}", t[name]);
-        // The text block is the structured object, for older clients.
-        let text: Value = serde_json::from_str(t[name]["text"][0].as_str().unwrap()).unwrap();
-        assert_eq!(text, t[name]["structured"], "{name}");
-        &t[name]["structured"]
-    };
-
+/// search against the CLI's: hits, evidence, verdicts, the corrected typo,
+/// the sizes of answers, filters; and the reading list.
+fn check_search(t: &Value, dir: &Path, liked: &str) {
     // search: the CLI's hits and evidence, a link to each.
     let query = "position encoding for long contexts";
     let cli: Vec<Value> = papers_in(dir, &["search", "--json", "-k", "3", query])
         .ok()
         .json_lines();
-    let hits = &ok("search_k3")["hits"];
+    let hits = &ok(t, "search_k3")["hits"];
     assert_eq!(ids(hits), ids(&Value::Array(cli.clone())));
     for (hit, line) in hits.as_array().unwrap().iter().zip(&cli) {
         assert_eq!(hit["evidence"], line["evidence"]);
@@ -159,30 +174,30 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         assert_eq!(hit["match"], line["match"]);
     }
     // The reading list, as `papers list --saved` gives it.
-    let saved = ok("reading_list");
+    let saved = ok(t, "reading_list");
     assert_eq!(saved["state"], "saved");
     let cli: Vec<Value> = papers_in(dir, &["list", "--saved", "--json"])
         .ok()
         .json_lines();
     assert_eq!(ids(&saved["papers"]), ids(&Value::Array(cli)));
     assert_eq!(saved["papers"][0]["id"], liked);
-    let typo = ok("search_typo");
+    let typo = ok(t, "search_typo");
     assert_eq!(
         typo["searched"], "position encoding for long contexts",
         "{typo}"
     );
     assert_eq!(ids(&typo["hits"]), ids(hits));
-    let none = ok("search_none");
+    let none = ok(t, "search_none");
     assert_eq!(none["hits"][0]["match"], "none", "{none}");
-    assert_eq!(ok("search_strict")["hits"], Value::Array(vec![]));
-    let default = ok("search");
+    assert_eq!(ok(t, "search_strict")["hits"], Value::Array(vec![]));
+    let default = ok(t, "search");
     assert_eq!(default["detail"], "evidence");
     assert_eq!(default["total"], default["returned"]);
     assert_eq!(default["truncated"], false);
     // A default answer under 5,000 tokens, the largest under 25,000.
     let bytes = t["search"]["bytes"].as_u64().unwrap();
     assert!(bytes < 20_000, "a default search is {bytes} bytes");
-    let largest = ok("search_largest");
+    let largest = ok(t, "search_largest");
     let bytes = t["search_largest"]["bytes"].as_u64().unwrap();
     assert!(bytes < 100_000, "the largest search is {bytes} bytes");
     assert_eq!(largest["detail"], "abstract");
@@ -191,7 +206,7 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     assert!(largest["hits"][0]["abstract"].as_str().is_some());
 
     // The CLI's filters and mode: titles only, from one input.
-    let filtered = ok("search_filtered");
+    let filtered = ok(t, "search_filtered");
     let file = t["info"]["structured"]["sources"][0]["file"]
         .as_str()
         .unwrap();
@@ -215,11 +230,15 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     for hit in filtered["hits"].as_array().unwrap() {
         assert!(hit.get("evidence").is_none(), "titles carry no evidence");
     }
+}
 
+/// show, the resource, similar, info, feed, tags and the prompts against
+/// the CLI's.
+fn check_papers(t: &Value, dir: &Path, liked: &str) {
     // show, the resource, similar, info, feed and tags.
-    let first = hits[0]["id"].as_str().unwrap();
+    let first = ok(t, "search_k3")["hits"][0]["id"].as_str().unwrap();
     let shown: Value = papers_in(dir, &["show", "--json", first]).ok().json();
-    let show = ok("show");
+    let show = ok(t, "show");
     assert_eq!(show["id"], first);
     assert_eq!(show["abstract"], shown["text"]);
     // A text dump's record has no title or arXiv id: BibTeX says so in a
@@ -233,20 +252,20 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
     let similar: Vec<Value> = papers_in(dir, &["similar", "--json", "-k", "2", first])
         .ok()
         .json_lines();
-    assert_eq!(ids(&ok("similar")["hits"]), ids(&Value::Array(similar)));
-    assert_eq!(ok("info")["records"], 10);
+    assert_eq!(ids(&ok(t, "similar")["hits"]), ids(&Value::Array(similar)));
+    assert_eq!(ok(t, "info")["records"], 10);
     let feed: Vec<Value> = papers_in(dir, &["feed", "--json", "-k", "3"])
         .ok()
         .json_lines();
-    let mcp_feed = ok("feed");
+    let mcp_feed = ok(t, "feed");
     assert_eq!(ids(&mcp_feed["hits"]), ids(&Value::Array(feed.clone())));
     assert_eq!(mcp_feed["hits"][0]["because"]["id"], liked);
     // Each hit carries the feed's verdict for it, as the CLI's does.
     for (ours, theirs) in mcp_feed["hits"].as_array().unwrap().iter().zip(&feed) {
         assert_eq!(ours["match"], theirs["match"], "{ours}");
     }
-    assert_eq!(ids(&ok("feed_tag")["hits"]), ids(&mcp_feed["hits"]));
-    assert_eq!(ok("tags")["tags"][0]["tag"], "pos");
+    assert_eq!(ids(&ok(t, "feed_tag")["hits"]), ids(&mcp_feed["hits"]));
+    assert_eq!(ok(t, "tags")["tags"][0]["tag"], "pos");
 
     // Prompts: compare embeds the papers; digest names the tool to call.
     assert_eq!(
@@ -254,8 +273,11 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         serde_json::json!(["text", "resource", "resource"])
     );
     assert!(t["prompt_digest"].as_str().unwrap().contains("feed"));
+}
 
-    // Bad calls are tool errors naming the argument, not protocol failures.
+/// Bad calls are tool errors in MCP's words.
+fn check_errors(t: &Value) {
+    // Naming the argument, not protocol failures.
     for (name, needle) in [
         ("show_unknown", "unknown id `ffffffff`"),
         ("search_k0", "k: '0' is not a whole number from 1 to 50"),
@@ -274,26 +296,28 @@ fn check(t: &Value, dir: &Path, liked: &str, mode: &str, write: bool) {
         assert!(message.contains(needle), "{name}: {message}");
         assert!(!message.contains("--"), "{name} speaks CLI: {message}");
     }
+}
 
-    // Writing only when allowed.
+/// The writing tools, with --allow-write; refused without.
+fn check_writes(t: &Value, write: bool) {
     if write {
-        assert_eq!(ok("tag")["changed"], 1);
-        let after = ok("tags_after")["tags"].as_array().unwrap();
+        assert_eq!(ok(t, "tag")["changed"], 1);
+        let after = ok(t, "tags_after")["tags"].as_array().unwrap();
         assert!(after.iter().any(|x| x["tag"] == "agent" && x["liked"] == 1));
-        assert_eq!(ok("untag")["changed"], 1);
+        assert_eq!(ok(t, "untag")["changed"], 1);
         // A paper marked read (named twice, counted once) leaves the feed.
-        let mark = ok("mark");
+        let mark = ok(t, "mark");
         assert_eq!(
             (mark["changed"].clone(), mark["unchanged"].clone()),
             (1.into(), 0.into())
         );
         let top = &t["feed"]["structured"]["hits"][0]["id"];
-        let after = ok("feed_after_mark")["hits"].as_array().unwrap();
+        let after = ok(t, "feed_after_mark")["hits"].as_array().unwrap();
         assert!(
             after.iter().all(|h| &h["id"] != top),
             "the read paper left the feed"
         );
-        assert_eq!(ok("mark_new")["changed"], 1);
+        assert_eq!(ok(t, "mark_new")["changed"], 1);
         let bad = &t["mark_bad"];
         assert_eq!(bad["is_error"], true, "{bad}");
         assert!(bad["text"][0]
