@@ -24,37 +24,31 @@
 
 pub(crate) mod bm25;
 mod check;
-mod commit;
 pub(crate) mod db;
 pub mod files;
 mod graph;
 pub(crate) mod graphs;
 pub mod hnsw;
-pub(crate) mod import;
 mod legacy;
-pub(crate) mod lock;
 mod lookup;
 pub mod manifest;
-pub mod ownership;
 pub mod reading;
 pub(crate) mod removed;
 pub mod rows;
 mod runs;
 pub(crate) mod scope;
 mod segment;
-pub(crate) mod staged;
 pub(crate) mod tags;
-mod update;
-pub(crate) mod upgrade;
+pub mod write;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-pub use lock::IndexLock;
 pub use manifest::{Manifest, FORMAT_VERSION};
-pub use update::{ModelStamp, Update, UpdateReport};
-pub use upgrade::upgrade;
+pub use write::lock::IndexLock;
+pub use write::update::{ModelStamp, Update, UpdateReport};
+pub use write::upgrade::upgrade;
 
 use crate::error::{Error, Result};
 use bm25::Lexical;
@@ -141,7 +135,7 @@ impl Index {
     /// not an index (rather than advice to rebuild over somebody's file).
     fn read_manifest(dir: &Path) -> Result<Manifest> {
         match Manifest::read(dir) {
-            Err(e @ Error::IndexCorrupt { .. }) => match ownership::survey(dir) {
+            Err(e @ Error::IndexCorrupt { .. }) => match write::ownership::survey(dir) {
                 Err(not_ours @ Error::NotAnIndex { .. }) => Err(not_ours),
                 _ => Err(e),
             },

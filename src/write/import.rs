@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::corpus::Skipped;
 use crate::embed::Embedder as _;
 use crate::error::{Error, Result};
-use crate::index::import::Batch;
+use crate::index::write::import::Batch;
 use crate::index::{Index, UpdateReport};
 use crate::input::stream::Stream;
 use crate::input::Paragraph;
@@ -28,10 +28,10 @@ pub fn import(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Re
         let only_lock = std::fs::read_dir(dir).is_ok_and(|entries| {
             entries
                 .flatten()
-                .all(|e| e.file_name() == crate::index::lock::LOCK)
+                .all(|e| e.file_name() == crate::index::write::lock::LOCK)
         });
         if only_lock {
-            let _ = std::fs::remove_file(dir.join(crate::index::lock::LOCK));
+            let _ = std::fs::remove_file(dir.join(crate::index::write::lock::LOCK));
             let _ = std::fs::remove_dir(dir);
         }
     }
@@ -45,7 +45,7 @@ fn import_into(
 ) -> Result<UpdateReport> {
     let mut fields = request.fields.clone();
     fields.embeddings = true;
-    let folder = crate::index::ownership::survey(dir)?;
+    let folder = crate::index::write::ownership::survey(dir)?;
     let (files, skipped) = crate::corpus::input_files(&request.paths)?;
     for s in &skipped {
         observer.skipped(s);
@@ -91,11 +91,11 @@ fn import_into(
         paragraphs: 0,
         bad_lines: 0,
         first_bad: None,
-        must_read: request.rebuild || folder == crate::index::ownership::Folder::Fresh,
+        must_read: request.rebuild || folder == crate::index::write::ownership::Folder::Fresh,
         paths: &request.paths,
     };
     let mut report =
-        crate::index::import::import(dir, existing.as_ref(), &stamp, &kept_out, &mut || {
+        crate::index::write::import::import(dir, existing.as_ref(), &stamp, &kept_out, &mut || {
             reader.next()
         })
         .map_err(|e| match e {

@@ -12,7 +12,7 @@ use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hint::{joined, rebuild_command};
-use crate::index::ownership::Folder;
+use crate::index::write::ownership::Folder;
 use crate::index::{Index, Update, UpdateReport};
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
@@ -25,7 +25,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     }
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
-    let folder = crate::index::ownership::survey(dir)?;
+    let folder = crate::index::write::ownership::survey(dir)?;
     // A new index embeds everything it reads: its model loads meanwhile.
     let mut early = (folder == Folder::Fresh).then(|| request.model.load_in_background());
     let corpus = Corpus::load_with(&request.paths, &fields)?;
@@ -79,7 +79,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         };
         let stamp = model.stamp();
         // The database rows and lexical segments are written while the
-        // vectors are made (see `index::staged`).
+        // vectors are made (see `index::write::staged`).
         let mut times = Pipeline::default();
         let mut last_vectors = None;
         let unembedded = match update.embed_and_commit(dir, &stamp, &mut |texts, sink| {
@@ -163,7 +163,7 @@ pub fn embed_pending(
     texts: &[&str],
     batch: usize,
     observer: &dyn Observer,
-    sink: &mut crate::index::staged::Sink<'_>,
+    sink: &mut crate::index::write::staged::Sink<'_>,
 ) -> Result<Duration> {
     if texts.is_empty() {
         return Ok(Duration::ZERO);

@@ -9,7 +9,7 @@ use crate::corpus::Skipped;
 use crate::embed::ModelChoice;
 use crate::error::{Error, Result};
 use crate::hint::rebuild_command;
-use crate::index::ownership::Folder;
+use crate::index::write::ownership::Folder;
 use crate::index::{Index, IndexLock};
 use crate::input::Fields;
 
@@ -159,7 +159,7 @@ pub fn open_for_writing(
 /// Takes the writer lock of an index that must already exist: no folder
 /// or lock file is made for a command that only changes an index.
 pub fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
-    match crate::index::ownership::survey(dir)? {
+    match crate::index::write::ownership::survey(dir)? {
         Folder::Index => lock(dir, observer),
         Folder::Fresh => Err(Error::IndexMissing {
             path: dir.to_path_buf(),
@@ -168,7 +168,7 @@ pub fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
 }
 
 /// Takes the writer lock, saying so when another writer makes it wait.
-/// The folder was surveyed first ([`crate::index::ownership::survey`]).
+/// The folder was surveyed first ([`crate::index::write::ownership::survey`]).
 fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
     IndexLock::acquire(dir, || {
         observer.note(&format!(

@@ -125,7 +125,7 @@ fn index_files(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.unwrap().path())
         .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
         // The marker says who made the folder; nothing reads its bytes.
-        .filter(|p| !p.ends_with(papers::index::ownership::DATA_MARKER))
+        .filter(|p| !p.ends_with(papers::index::write::ownership::DATA_MARKER))
         .collect();
     files.sort();
     files.push(dir.join("manifest.json"));

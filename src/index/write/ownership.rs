@@ -39,8 +39,8 @@ pub fn number_of(name: &str) -> Option<u64> {
 /// it carries the marker, or a format-3 database, or format 2's records.
 pub fn is_papers_data(path: &Path) -> bool {
     path.join(DATA_MARKER).is_file()
-        || path.join(super::db::DATABASE).is_file()
-        || path.join(super::legacy::RECORDS).is_file()
+        || path.join(crate::index::db::DATABASE).is_file()
+        || path.join(crate::index::legacy::RECORDS).is_file()
 }
 
 /// What a data folder is renamed to (`data-000007.removing`) before it is
@@ -117,7 +117,7 @@ pub fn survey(dir: &Path) -> Result<Folder> {
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name == super::manifest::MANIFEST {
+        if name == crate::index::manifest::MANIFEST {
             manifest = Some(std::fs::read(entry.path()).unwrap_or_default());
         } else if !is_papers_entry(dir, &name) {
             foreign.push(name);

@@ -5,7 +5,7 @@
 //! that commits once they arrive. On a GPU, whose batches leave the cores
 //! idle, that takes the commit's text work off the run's length.
 //!
-//! A new folder's graphs (see [`super::graphs`]) are built on a third
+//! A new folder's graphs (see [`crate::index::graphs`]) are built on a third
 //! thread from the vectors as they come, in row order, and stored once the
 //! commit is made: on a GPU, whose batches leave the cores idle, the build
 //! that followed the commit runs while the rows are embedded.
@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use super::commit::{check_vectors, commit_to, Appender};
-use super::db::{Db, State};
 use super::update::{ModelStamp, Update, UpdateReport};
 use crate::error::{Error, Result};
+use crate::index::db::{Db, State};
 use crate::paper::Paper;
 
 /// One record's vectors: its own and its windows'.
@@ -58,7 +58,7 @@ impl Update {
         // A new folder's rows are the new records in order, so its graphs
         // can be built from the vectors as they come.
         let (arriving, incoming) = mpsc::channel::<Vec<f32>>();
-        let beside = self.base.is_none() && self.new.len() >= super::graphs::graph_from();
+        let beside = self.base.is_none() && self.new.len() >= crate::index::graphs::graph_from();
         let mut got: Vec<Option<RecordVectors>> = vec![None; self.new.len()];
         let outcome = std::thread::scope(|scope| {
             // Owned here, so that a panic drops them and the threads that
@@ -67,8 +67,9 @@ impl Update {
             let this = &self;
             let writer = scope.spawn(move || this.write_beside(dir, stamp, receive));
             let rows = if beside { this.new.len() } else { 0 };
-            let graphs = scope
-                .spawn(move || super::graphs::build_arriving(rows, stamp.dimension, &incoming));
+            let graphs = scope.spawn(move || {
+                crate::index::graphs::build_arriving(rows, stamp.dimension, &incoming)
+            });
             let texts: Vec<std::borrow::Cow<'_, str>> =
                 this.new.iter().map(Paper::embed_text).collect();
             let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
@@ -103,9 +104,9 @@ impl Update {
                 // the commit, and any a failure left out are built as
                 // `commit` builds them.
                 for (tile, graph) in graphs.into_iter().flatten() {
-                    let _ = super::graphs::store(&data, &tile, &graph);
+                    let _ = crate::index::graphs::store(&data, &tile, &graph);
                 }
-                super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
+                crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
                 self.report.records = state.live as usize;
                 Ok(Ok(self.report))
             }

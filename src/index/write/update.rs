@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::commit::{check_vectors, commit_to, Appender, NewRecord, Target};
-use super::db::{Db, State};
-use super::Index;
 use crate::corpus::Corpus;
 use crate::error::Result;
+use crate::index::db::{Db, State};
+use crate::index::Index;
 use crate::paper::{Paper, Place};
 
 pub use crate::embed::ModelStamp;
@@ -60,10 +60,10 @@ pub struct Update {
     /// The index updated, unless this writes a new one.
     pub(super) base: Option<Base>,
     /// Whether this is a `papers index` run, recorded as one (see
-    /// [`super::runs`]); `remove` and `upgrade` are not.
+    /// [`crate::index::runs`]); `remove` and `upgrade` are not.
     run: bool,
     /// Whether the dropped records are the reader's removals, remembered
-    /// so that indexing keeps them out (see [`super::removed`]).
+    /// so that indexing keeps them out (see [`crate::index::removed`]).
     forget: bool,
     pub(super) report: UpdateReport,
 }
@@ -275,7 +275,7 @@ impl Update {
         // The stored graphs are a cache of committed rows, written after
         // the commit: if this fails, searches scan those rows instead and
         // the next update builds them.
-        super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
+        crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
         self.report.records = state.live as usize;
         Ok(self.report)
     }
@@ -297,7 +297,7 @@ impl Update {
     /// and `new` from row `first` on. Returns the live records after it.
     pub(super) fn write_records(
         &self,
-        tx: &mut super::db::Writer<'_>,
+        tx: &mut crate::index::db::Writer<'_>,
         target: &Target,
         first: usize,
         new: &[&Paper],

@@ -10,12 +10,12 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::db::{Chunk, Db, SegmentEntry, State, WindowChunk, Writer, DATABASE};
-use super::manifest::{Manifest, FORMAT_VERSION};
-use super::segment::{self, Builder, Segment};
-use super::{files, rows};
 use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
+use crate::index::db::{Chunk, Db, SegmentEntry, State, WindowChunk, Writer, DATABASE};
+use crate::index::manifest::{Manifest, FORMAT_VERSION};
+use crate::index::segment::{self, Builder, Segment};
+use crate::index::{files, rows};
 use crate::paper::Paper;
 
 /// A new record with its vector and window vectors.
@@ -233,7 +233,7 @@ impl Appender {
             let crc = crc32fast::hash(&windows);
             // The whole file's checksum too, which builds before
             // per-append checksums check, combined in without a read.
-            self.state.windows_crc = super::db::crc_after(
+            self.state.windows_crc = crate::index::db::crc_after(
                 self.state.whole_windows_crc(width),
                 crc,
                 windows.len() as u64,
@@ -381,7 +381,7 @@ fn copy_tags(from: &Path, to: &Path) -> Result<()> {
 
 /// The data folder the manifest in `dir` names now, if papers wrote it.
 fn previous_data_dir(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(super::manifest::MANIFEST)).ok()?;
+    let text = std::fs::read_to_string(dir.join(crate::index::manifest::MANIFEST)).ok()?;
     if !super::ownership::is_papers_manifest(&text) {
         return None;
     }

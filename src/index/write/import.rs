@@ -5,18 +5,18 @@
 //! once; a failure anywhere leaves the index as it was (what was appended
 //! is cut back, a new folder removed).
 //!
-//! Unlike [`super::Update`], rows follow the input's order (an update sorts
+//! Unlike [`crate::index::Update`], rows follow the input's order (an update sorts
 //! its new records by id), and the records need no windows: an input has
 //! one vector per record.
 
 use std::path::Path;
 
 use super::commit::{commit_to, Appender, NewRecord, Target};
-use super::db::Db;
-use super::removed::KeptOut;
 use super::update::{ModelStamp, UpdateReport};
-use super::Index;
 use crate::error::{Error, Result};
+use crate::index::db::Db;
+use crate::index::removed::KeptOut;
+use crate::index::Index;
 use crate::paper::Paper;
 use crate::paper::Place;
 
@@ -41,7 +41,7 @@ pub fn import(
     let (state, data) = commit_to(dir, base, stamp, |target| {
         stream(target, stamp.dimension, kept_out, next, &mut report)
     })?;
-    super::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
+    crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
     report.records = state.live as usize;
     Ok(report)
 }
@@ -53,7 +53,7 @@ fn stream(
     kept_out: &KeptOut,
     next: &mut dyn FnMut() -> Result<Option<Batch>>,
     report: &mut UpdateReport,
-) -> Result<super::db::State> {
+) -> Result<crate::index::db::State> {
     let mut appender = Appender::new(target, dimension);
     let first = appender.next_row() as usize;
     let mut db = Db::open(&target.data, true)?;

@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
-use super::legacy;
 use super::update::{ModelStamp, Update};
 use crate::error::{Error, Result};
+use crate::index::legacy;
 
 /// Converts a format-2 index in `dir` to format 3 without embedding
 /// anything (its vectors are stored); the caller holds the writer lock.
 /// Returns whether there was anything to convert.
 pub fn upgrade(dir: &Path) -> Result<bool> {
-    let (found, text) = super::manifest::version(dir)?;
+    let (found, text) = crate::index::manifest::version(dir)?;
     if found != legacy::VERSION {
         return Ok(false);
     }
