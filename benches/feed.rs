@@ -496,7 +496,7 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
             }
         }
         drop(index);
-        let marked = papers::feed::mark(
+        let marked = papers::write::mark(
             &dir,
             papers::index::reading::ReadingState::Seen,
             &papers::feed::Marked::Ids(read),
@@ -508,7 +508,7 @@ fn speed(work: &Path, collection: &Path, day: &[&Paper], profiles: &[Profile]) -
                 continue;
             }
             let ids = |ps: &[&Paper]| ps.iter().map(|p| p.id.clone()).collect::<Vec<_>>();
-            papers::feed::tag(
+            papers::write::tag(
                 &dir,
                 &c.replace('.', "-"),
                 &ids(liked),

@@ -134,9 +134,8 @@ pub fn tag(ctx: &Context, args: TagArgs) -> Result<()> {
     } else {
         args.ids
     };
-    let change = papers::feed::tag(&ctx.index_dir, &args.name, &liked, &args.not, &Notes(ctx))?;
+    let change = papers::write::tag(&ctx.index_dir, &args.name, &liked, &args.not, &Notes(ctx))?;
     said(ctx, "tagged", &change);
-    prepare(ctx);
     Ok(())
 }
 
@@ -146,32 +145,9 @@ pub fn untag(ctx: &Context, args: UntagArgs) -> Result<()> {
         args.name
     );
     let ids = super::piped::ids_or_piped(args.ids, &usage, "untag")?;
-    let change = papers::feed::untag(&ctx.index_dir, &args.name, &ids, &Notes(ctx))?;
+    let change = papers::write::untag(&ctx.index_dir, &args.name, &ids, &Notes(ctx))?;
     said(ctx, "untagged", &change);
-    prepare(ctx);
     Ok(())
-}
-
-/// Trains the tags that the last write left untrained (a tag whose marks
-/// changed; every tag, once the collection has grown or shrunk by about a
-/// quarter, or moved to a new data folder), so that the next `papers feed`
-/// reads what they learnt back instead of training first. A failure only
-/// costs that feed the training.
-pub(super) fn prepare(ctx: &Context) {
-    let started = std::time::Instant::now();
-    let trained =
-        papers::index::Index::open(&ctx.index_dir).and_then(|index| papers::feed::prepare(&index));
-    match trained {
-        Ok(0) => {}
-        Ok(n) => ctx.note(&format!(
-            "feed: {n} tag{} trained ({:.1}s)",
-            if n == 1 { "" } else { "s" },
-            started.elapsed().as_secs_f64()
-        )),
-        Err(e) => ctx.warn(&format!(
-            "feed: tags not trained ahead ({e}); the next `papers feed` trains them"
-        )),
-    }
 }
 
 pub fn tags(ctx: &Context) -> Result<()> {

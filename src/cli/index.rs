@@ -211,9 +211,6 @@ pub(super) fn execute(ctx: &Context, request: &IndexRequest) -> Result<UpdateRep
         dir.display(),
         started.elapsed().as_secs_f64()
     ));
-    if report.added > 0 || report.replaced > 0 {
-        super::feed::prepare(ctx);
-    }
     Ok(report)
 }
 
@@ -290,7 +287,6 @@ pub fn remove(ctx: &Context, mut args: super::query::RemoveArgs) -> Result<()> {
             report.records,
             kept(shared)
         ));
-        super::feed::prepare(ctx);
         if ctx.json {
             ctx.printer().report(&report, dir)?;
             return Ok(());
@@ -312,8 +308,6 @@ pub fn upgrade(ctx: &Context) -> Result<()> {
             ctx.index_dir.display(),
             papers::index::FORMAT_VERSION
         ));
-        // A new data folder: every tag's training is keyed by it.
-        super::feed::prepare(ctx);
     } else {
         ctx.note(&format!(
             "{}: already index format {}",

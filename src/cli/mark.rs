@@ -49,7 +49,7 @@ pub fn mark(ctx: &Context, args: MarkArgs) -> Result<()> {
         );
         Marked::Ids(super::piped::ids_or_piped(args.ids, &usage, "mark")?)
     };
-    let change = papers::feed::mark(&ctx.index_dir, state, &which, &super::feed::Notes(ctx))?;
+    let change = papers::write::mark(&ctx.index_dir, state, &which, &super::feed::Notes(ctx))?;
     if ctx.json {
         println!("{}", papers::output::json::mark_object(&change));
     }

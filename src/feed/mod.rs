@@ -32,9 +32,9 @@ pub mod words;
 
 pub use answer::{Because, Feed, FeedHit, FeedRequest};
 pub use daily::feed;
-pub use inbox::{mark, MarkChange, Marked};
+pub use inbox::{MarkChange, Marked};
 pub use profile::{prepare, WORDS_EVERY};
 pub use ranker::{background_sample, ExampleWords, Examples, Learnt, Ranker, Trained, CHOSEN};
 pub use select::Scope;
-pub use tags::{summaries, tag, untag, TagChange, TagSummary};
+pub use tags::{summaries, TagChange, TagSummary};
 pub use unranked::HINT as UNRANKED_HINT;

@@ -1,20 +1,12 @@
-//! Tagging: the write side of profiles. `papers tag NAME ID...` marks
-//! papers as liked in a tag, `--not ID...` as not interested, `papers untag`
-//! takes them out; each change is one transaction under the index's writer
-//! lock, so it never meets a running `papers index` half-way. Ids resolve
-//! as everywhere (unique prefixes, arXiv ids) and are stored in full.
-//! The read side, for ranking: `gather` turns tags into rows of the
-//! index.
+//! Tags, the read side: what each holds ([`summaries`]), and, for
+//! ranking, `gather` turns tags into rows of the index. Tagging is a write
+//! ([`crate::write::tag()`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::id::Wanted;
-use crate::index::db::Db;
 use crate::index::tags::{validate_name, TagEntry};
 use crate::index::Index;
-use crate::write::{lock_index, Observer};
 
 /// One tag and what it holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,102 +28,6 @@ pub struct TagChange {
     pub summary: TagSummary,
     /// Ids newly marked, or taken out.
     pub changed: usize,
-}
-
-/// A reader's answer from a front end that is not the CLI (the page's like
-/// / not-interested buttons, MCP's `tag`): `ids` tagged liked in `name`,
-/// or not interested, then the tag trained at once, as `papers tag` does,
-/// so the next feed reads it back.
-pub fn answer(dir: &Path, name: &str, ids: Vec<String>, not_interested: bool) -> Result<TagChange> {
-    let (liked, disliked) = if not_interested {
-        (Vec::new(), ids)
-    } else {
-        (ids, Vec::new())
-    };
-    let change = tag(dir, name, &liked, &disliked, &crate::write::Quiet)?;
-    // Best effort, as the cache is: a failure only costs the next feed
-    // the training.
-    let _ = crate::index::Index::open(dir).and_then(|index| super::prepare(&index));
-    Ok(change)
-}
-
-/// Marks `liked` and `disliked` (ids in any form) in `tag`.
-pub fn tag(
-    dir: &Path,
-    name: &str,
-    liked: &[String],
-    disliked: &[String],
-    observer: &dyn Observer,
-) -> Result<TagChange> {
-    validate_name(name)?;
-    if liked.is_empty() && disliked.is_empty() {
-        return Err(Error::InvalidArgument {
-            name: "ID".into(),
-            reason: format!(
-                "name papers to tag: `papers tag {name} ID...` (liked) or `--not ID...`"
-            ),
-        });
-    }
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let mut marks = Vec::new();
-    for (ids, like) in [(liked, true), (disliked, false)] {
-        for id in ids {
-            let paper = index.paper(index.resolve(&Wanted::parse(id))?)?;
-            marks.push((paper.id.hex(), like));
-        }
-    }
-    let before = index.tag_entries(Some(name))?;
-    let changed = marks
-        .iter()
-        .filter(|(id, like)| !before.iter().any(|e| &e.id == id && e.liked == *like))
-        .count();
-    Db::open(index.data_dir(), true)?.set_tag(name, &marks)?;
-    Ok(TagChange {
-        summary: summary_of(&Index::open(dir)?, name)?,
-        changed,
-    })
-}
-
-/// Takes `ids` (in any form) out of `tag`; an unknown tag, or an id not
-/// in it, is an error and changes nothing.
-pub fn untag(dir: &Path, name: &str, ids: &[String], observer: &dyn Observer) -> Result<TagChange> {
-    validate_name(name)?;
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let entries = known(&index, name)?;
-    let mut full = Vec::new();
-    for id in ids {
-        // A tagged paper that was removed since can still be untagged by
-        // its full id or a prefix of it.
-        let hex = match index.resolve(&Wanted::parse(id)) {
-            Ok(row) => index.paper(row)?.id.hex(),
-            Err(e) => match entries
-                .iter()
-                .filter(|t| t.id.starts_with(id.as_str()))
-                .count()
-            {
-                1 => entries
-                    .iter()
-                    .find(|t| t.id.starts_with(id.as_str()))
-                    .map(|t| t.id.clone())
-                    .unwrap_or_default(),
-                _ => return Err(e),
-            },
-        };
-        if !entries.iter().any(|t| t.id == hex) {
-            return Err(Error::InvalidArgument {
-                name: "ID".into(),
-                reason: format!("{id} is not in tag `{name}`"),
-            });
-        }
-        full.push(hex);
-    }
-    let changed = Db::open(index.data_dir(), true)?.untag(name, &full)?;
-    Ok(TagChange {
-        summary: summary_of(&Index::open(dir)?, name)?,
-        changed,
-    })
 }
 
 /// Every tag with its counts, by name.
@@ -169,7 +65,7 @@ pub fn known(index: &Index, name: &str) -> Result<Vec<TagEntry>> {
     Ok(entries)
 }
 
-fn summary_of(index: &Index, name: &str) -> Result<TagSummary> {
+pub(crate) fn summary_of(index: &Index, name: &str) -> Result<TagSummary> {
     Ok(summarise(index, index.tag_entries(Some(name))?)?
         .into_iter()
         .next()

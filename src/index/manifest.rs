@@ -103,8 +103,14 @@ impl Manifest {
     /// is an error ([`Error::IndexVersion`], or [`Error::IndexUpgrade`] for
     /// one this build converts).
     pub fn read(dir: &Path) -> Result<Manifest> {
-        let path = dir.join(MANIFEST);
         let (found, text) = version(dir)?;
+        Manifest::from_text(dir, found, &text)
+    }
+
+    /// [`Manifest::read`] of a manifest already read ([`version`]'s `found`
+    /// and `text`).
+    pub fn from_text(dir: &Path, found: u32, text: &str) -> Result<Manifest> {
+        let path = dir.join(MANIFEST);
         if found == LEGACY_FORMAT {
             return Err(Error::IndexUpgrade { path, found });
         }
@@ -115,7 +121,7 @@ impl Manifest {
                 expected: FORMAT_VERSION,
             });
         }
-        let manifest: Manifest = serde_json::from_str(&text)
+        let manifest: Manifest = serde_json::from_str(text)
             .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
         if manifest.digest() != manifest.checksum {
             return Err(Error::corrupt(&path, "contents do not match its checksum"));

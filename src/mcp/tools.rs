@@ -278,15 +278,14 @@ fn run(
             let tag = required(p, "tag")?;
             let ids = p.ids("ids", true)?;
             // Trained now, as `papers tag` does, not by the next feed.
-            let change =
-                crate::feed::tags::answer(searcher.dir(), tag, ids, p.flag("not_interested")?)?;
+            let change = crate::write::answer(searcher.dir(), tag, ids, p.flag("not_interested")?)?;
             searcher.refresh_now();
             Ok(structured(&changed(&change), Vec::new()))
         }
         "untag" => {
             p.only(&["tag", "ids"])?;
             let tag = required(p, "tag")?;
-            let change = crate::feed::tags::untag(
+            let change = crate::write::untag(
                 searcher.dir(),
                 tag,
                 &p.ids("ids", true)?,
@@ -298,7 +297,7 @@ fn run(
         "mark" => {
             p.only(&["state", "ids"])?;
             let state = crate::index::reading::ReadingState::parse(required(p, "state")?)?;
-            let change = crate::feed::mark(
+            let change = crate::write::mark(
                 searcher.dir(),
                 state,
                 &crate::feed::Marked::Ids(p.ids("ids", true)?),

@@ -73,7 +73,7 @@ pub async fn mark(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
             )
         })?;
         let ids = p.ids("id", true)?;
-        let change = crate::feed::mark(
+        let change = crate::write::mark(
             searcher.dir(),
             state,
             &crate::feed::Marked::Ids(ids),
@@ -101,8 +101,7 @@ pub async fn tag(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
             .ok_or_else(|| BadParam::new("tag", "missing: the tag's name"))?
             .to_string();
         let ids = p.ids("id", true)?;
-        let change =
-            crate::feed::tags::answer(searcher.dir(), &name, ids, p.flag("not_interested")?)?;
+        let change = crate::write::answer(searcher.dir(), &name, ids, p.flag("not_interested")?)?;
         searcher.refresh_now();
         let mut object: serde_json::Value =
             serde_json::from_str(&crate::output::feed::tag_objects(&[change.summary])[0])

@@ -50,8 +50,9 @@ fn import_into(
     for s in &skipped {
         observer.skipped(s);
     }
-    let (_lock, existing, kept_out) = crate::write::open_for_writing(dir, request, observer)?;
-    let manifest = existing.as_ref().map(Index::manifest);
+    let (session, kept_out) = crate::write::open_for_writing(dir, folder, request, observer)?;
+    let existing = session.index();
+    let manifest = existing.map(Index::manifest);
     // The model: needed for the check, and for the stamp of a new index.
     let model = if request.no_verify && manifest.is_some() {
         None
@@ -95,7 +96,7 @@ fn import_into(
         paths: &request.paths,
     };
     let mut report =
-        crate::index::write::import::import(dir, existing.as_ref(), &stamp, &kept_out, &mut || {
+        crate::index::write::import::import(dir, existing, &stamp, &kept_out, &mut || {
             reader.next()
         })
         .map_err(|e| match e {
@@ -109,6 +110,7 @@ fn import_into(
     report.skipped = skipped.len();
     report.paragraphs = reader.paragraphs;
     report.bad_lines = reader.bad_lines;
+    session.commit(crate::index::write::Outcome::Changed)?;
     Ok(report)
 }
 

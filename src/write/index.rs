@@ -7,12 +7,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::request::{lock_index, open_for_writing, IndexRequest, Observer, Pipeline};
+use super::request::{begin_existing, open_for_writing, IndexRequest, Observer, Pipeline};
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hint::{joined, rebuild_command};
 use crate::index::write::ownership::Folder;
+use crate::index::write::Outcome;
 use crate::index::{Index, Update, UpdateReport};
 
 /// Indexes `request.paths` into the index at `dir`: only abstracts whose
@@ -48,8 +49,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
                 .unwrap_or_default(),
         });
     }
-    let (_lock, existing, kept_out) = open_for_writing(dir, request, observer)?;
-    let manifest = existing.as_ref().map(Index::manifest);
+    let (session, kept_out) = open_for_writing(dir, folder, request, observer)?;
+    let existing = session.index();
+    let manifest = existing.map(Index::manifest);
     let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
     let mut corpus = corpus;
     let unique = corpus.papers.len();
@@ -64,9 +66,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             removed: unique,
         });
     }
-    let mut update = Update::new(existing.as_ref(), &corpus)?;
+    let mut update = Update::new(existing, &corpus)?;
     update.keep_out(unique - corpus.papers.len());
-    let before = existing.as_ref().map_or(0, Index::len);
+    let before = existing.map_or(0, Index::len);
     if manifest.is_none() || !update.pending().is_empty() {
         let model = match early.take() {
             // Still new: nobody made the index while this run read.
@@ -100,6 +102,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
             Ok(())
         })? {
             Ok(report) => {
+                session.commit(Outcome::Changed)?;
                 times.after_vectors = last_vectors.map_or(Duration::ZERO, |l| l.elapsed());
                 observer.pipeline(&times);
                 return Ok(report);
@@ -115,7 +118,9 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
         let records = if update.is_noop() {
             before
         } else {
-            update.commit(dir, &stamp)?.records
+            let records = update.commit(dir, &stamp)?.records;
+            session.commit(Outcome::Changed)?;
+            records
         };
         return Err(Error::IndexingStopped {
             added: records - before.min(records),
@@ -125,31 +130,23 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     let stamp = manifest.expect("an index with nothing to embed").stamp();
     if update.is_noop() {
         // Still a run, that added nothing.
-        if let Some(index) = &existing {
-            crate::index::db::Db::open(index.data_dir(), true)?.record_empty_run(index.rows())?;
-            // Graphs that a killed run or an older build left unwritten.
-            crate::index::graphs::extend_committed(
-                index.data_dir(),
-                index.manifest().dimension,
-                index.rows(),
-            );
-        }
+        session.commit(Outcome::EmptyRun)?;
         let mut report = update.report().clone();
         report.records = before;
         return Ok(report);
     }
-    update.commit(dir, &stamp)
+    let report = update.commit(dir, &stamp)?;
+    session.commit(Outcome::Changed)?;
+    Ok(report)
 }
 
 /// Converts the format-2 index at `dir` to the current format, under the
 /// writer lock; false when it already is current.
 pub fn upgrade(dir: &Path, observer: &dyn Observer) -> Result<bool> {
-    let _lock = lock_index(dir, observer)?;
-    let upgraded = crate::index::upgrade(dir)?;
-    if !upgraded {
-        // Checks it opens.
-        Index::open(dir)?;
-    }
+    // Beginning the session upgrades (and checks the index opens).
+    let session = begin_existing(dir, observer)?;
+    let upgraded = session.upgraded();
+    session.commit(Outcome::Changed)?;
     Ok(upgraded)
 }
 

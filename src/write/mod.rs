@@ -18,16 +18,20 @@
 
 pub mod import;
 pub mod index;
+pub mod mark;
 pub mod remove;
 pub mod request;
+pub mod tag;
 pub mod watch;
 
 pub use import::import;
 pub use index::{embed_pending, index, upgrade};
+pub use mark::mark;
 pub use remove::{
     drop_superseded, from_sources, remove, remove_sources, resolve_all, unremove, FromSources,
 };
 pub use request::{
-    lock_index, open_for_writing, IndexRequest, Observer, Pipeline, Quiet, VERIFY_COSINE,
+    begin_existing, open_for_writing, IndexRequest, Observer, Pipeline, Quiet, VERIFY_COSINE,
     VERIFY_SAMPLE,
 };
+pub use tag::{answer, tag, untag};

@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
-use super::request::{lock_index, Observer};
+use super::request::{begin_existing, Observer};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::id::Wanted;
+use crate::index::write::Outcome;
 use crate::index::{Index, Update, UpdateReport};
 
 /// Drops the records named by `ids` (ids, unique prefixes or arXiv ids)
@@ -20,14 +21,15 @@ pub fn remove(
     ids: &[String],
     observer: &dyn Observer,
 ) -> Result<(UpdateReport, Vec<crate::paper::Paper>)> {
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let rows = resolve_all(&index, ids)?;
+    let session = begin_existing(dir, observer)?;
+    let index = session.existing()?;
+    let rows = resolve_all(index, ids)?;
     let papers = rows
         .iter()
         .map(|&row| index.paper(row))
         .collect::<Result<Vec<_>>>()?;
-    let report = Update::remove(&index, &rows)?.commit(dir, &index.manifest().stamp())?;
+    let report = Update::remove(index, &rows)?.commit(dir, &index.manifest().stamp())?;
+    session.commit(Outcome::Changed)?;
     Ok((report, papers))
 }
 
@@ -95,9 +97,9 @@ pub fn remove_sources(
     sources: &[String],
     observer: &dyn Observer,
 ) -> Result<(UpdateReport, Vec<crate::paper::Paper>, usize)> {
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
-    let found = from_sources(&index, sources)?;
+    let session = begin_existing(dir, observer)?;
+    let index = session.existing()?;
+    let found = from_sources(index, sources)?;
     if found.rows.is_empty() {
         return Err(Error::InvalidArgument {
             name: "--source".into(),
@@ -112,7 +114,8 @@ pub fn remove_sources(
         .iter()
         .map(|&row| index.paper(row))
         .collect::<Result<Vec<_>>>()?;
-    let report = Update::remove(&index, &found.rows)?.commit(dir, &index.manifest().stamp())?;
+    let report = Update::remove(index, &found.rows)?.commit(dir, &index.manifest().stamp())?;
+    session.commit(Outcome::Changed)?;
     Ok((report, papers, found.shared))
 }
 
@@ -132,8 +135,8 @@ pub fn drop_superseded(
             .iter()
             .map(|p| p.id)
             .collect();
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
+    let session = begin_existing(dir, observer)?;
+    let index = session.existing()?;
     let shown = path.display().to_string();
     let mut gone = Vec::new();
     index.for_each_paper(|row, paper| {
@@ -147,7 +150,8 @@ pub fn drop_superseded(
         return Ok(0);
     }
     gone.sort_unstable();
-    Update::supersede(&index, &gone)?.commit(dir, &index.manifest().stamp())?;
+    Update::supersede(index, &gone)?.commit(dir, &index.manifest().stamp())?;
+    session.commit(Outcome::Changed)?;
     Ok(gone.len())
 }
 
@@ -172,8 +176,8 @@ pub fn unremove(
     ids: &[String],
     observer: &dyn Observer,
 ) -> Result<Vec<crate::paper::Paper>> {
-    let _lock = lock_index(dir, observer)?;
-    let index = Index::open(dir)?;
+    let session = begin_existing(dir, observer)?;
+    let index = session.existing()?;
     let removals = index.db().removals()?;
     let mut chosen: Vec<crate::paper::Paper> = Vec::new();
     for id in ids {
@@ -212,6 +216,7 @@ pub fn unremove(
         }
     }
     let full: Vec<String> = chosen.iter().map(|p| p.id.hex()).collect();
-    crate::index::db::Db::open(index.data_dir(), true)?.unremove(&full)?;
+    session.database()?.unremove(&full)?;
+    session.commit(Outcome::Changed)?;
     Ok(chosen)
 }

@@ -10,7 +10,8 @@ use crate::embed::ModelChoice;
 use crate::error::{Error, Result};
 use crate::hint::rebuild_command;
 use crate::index::write::ownership::Folder;
-use crate::index::{Index, IndexLock};
+use crate::index::write::{Open, Session};
+use crate::index::Index;
 use crate::input::Fields;
 
 /// What the caller hears about while an index is written. Every method
@@ -102,38 +103,27 @@ pub const VERIFY_SAMPLE: usize = 16;
 /// another framework agrees to 0.9999; another model lands far below.
 pub const VERIFY_COSINE: f32 = 0.99;
 
-/// Takes the writer lock on `dir`, upgrades an old index, and opens it
-/// (none for `--rebuild` or a new index); checks that a model asked for
-/// is the index's. Also returns the papers the reader removed, which stay
-/// out (see `index::removed`): a rebuild reads them from the database it
+/// Begins the write of `papers index` in `folder` (surveyed by the caller;
+/// [`Session`]: the writer lock, the
+/// manifest read once, an old index upgraded and opened; none for
+/// `--rebuild` or a new index); checks that a model asked for is the
+/// index's. Also returns the papers the reader removed, which stay out
+/// (see `index::removed`): a rebuild reads them from the database it
 /// replaces.
-pub fn open_for_writing(
+pub fn open_for_writing<'a>(
     dir: &Path,
+    folder: Folder,
     request: &IndexRequest,
-    observer: &dyn Observer,
-) -> Result<(IndexLock, Option<Index>, crate::index::removed::KeptOut)> {
-    let lock = lock(dir, observer)?;
-    let existing = if request.rebuild {
-        None
+    observer: &'a dyn Observer,
+) -> Result<(Session<'a>, crate::index::removed::KeptOut)> {
+    let open = if request.rebuild {
+        Open::Rebuild
     } else {
-        if crate::index::upgrade(dir).or_else(|e| match e {
-            Error::IndexMissing { .. } => Ok(false),
-            e => Err(e),
-        })? {
-            observer.note(&format!(
-                "upgraded {} to index format {}",
-                dir.display(),
-                crate::index::FORMAT_VERSION
-            ));
-        }
-        match Index::open(dir) {
-            Ok(index) => Some(index),
-            Err(Error::IndexMissing { .. }) => None,
-            Err(e) => return Err(e),
-        }
+        Open::OrNew
     };
+    let session = begin(dir, Some(folder), open, observer)?;
     if let (Some(manifest), Some(asked)) =
-        (existing.as_ref().map(Index::manifest), &request.model.model)
+        (session.index().map(Index::manifest), &request.model.model)
     {
         if &manifest.model != asked {
             let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);
@@ -146,34 +136,67 @@ pub fn open_for_writing(
             ));
         }
     }
-    let kept_out = match &existing {
+    let kept_out = match session.index() {
         Some(index) => index.db().kept_out()?,
         None => Index::open(dir)
             .ok()
             .and_then(|old| old.db().kept_out().ok())
             .unwrap_or_default(),
     };
-    Ok((lock, existing, kept_out))
+    Ok((session, kept_out))
 }
 
-/// Takes the writer lock of an index that must already exist: no folder
-/// or lock file is made for a command that only changes an index.
-pub fn lock_index(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
-    match crate::index::write::ownership::survey(dir)? {
-        Folder::Index => lock(dir, observer),
-        Folder::Fresh => Err(Error::IndexMissing {
-            path: dir.to_path_buf(),
-        }),
-    }
+/// Begins a write to an index that must already exist: no folder or lock
+/// file is made for a command that only changes an index.
+pub fn begin_existing<'a>(dir: &Path, observer: &'a dyn Observer) -> Result<Session<'a>> {
+    begin(dir, None, Open::Existing, observer)
 }
 
-/// Takes the writer lock, saying so when another writer makes it wait.
-/// The folder was surveyed first ([`crate::index::write::ownership::survey`]).
-fn lock(dir: &Path, observer: &dyn Observer) -> Result<IndexLock> {
-    IndexLock::acquire(dir, || {
+/// Begins a write ([`Session::begin`]), saying so when another writer
+/// makes it wait, and gives its commit the hook every write ends with:
+/// the tags the write made stale are trained, so the next feed, from any
+/// front end, reads them back (`feed: N tags trained` is told).
+fn begin<'a>(
+    dir: &Path,
+    folder: Option<Folder>,
+    open: Open,
+    observer: &'a dyn Observer,
+) -> Result<Session<'a>> {
+    let on_wait = || {
         observer.note(&format!(
             "waiting for another papers command that writes to finish with {}",
             dir.display()
         ))
-    })
+    };
+    let mut session = match folder {
+        Some(folder) => Session::begin_in(dir, folder, open, on_wait)?,
+        None => Session::begin(dir, open, on_wait)?,
+    };
+    if session.upgraded() {
+        observer.note(&format!(
+            "upgraded {} to index format {}",
+            dir.display(),
+            crate::index::FORMAT_VERSION
+        ));
+    }
+    session.after_commit(|index| train_stale(index, observer));
+    Ok(session)
+}
+
+/// Trains the tags a write left untrained (a tag whose marks changed, or
+/// every tag when the collection grew by a quarter); best effort, as the
+/// cache is: a failure only costs the next feed the training.
+fn train_stale(index: &Index, observer: &dyn Observer) {
+    let started = std::time::Instant::now();
+    match crate::feed::prepare(index) {
+        Ok(0) => {}
+        Ok(n) => observer.note(&format!(
+            "feed: {n} tag{} trained ({:.1}s)",
+            if n == 1 { "" } else { "s" },
+            started.elapsed().as_secs_f64()
+        )),
+        Err(e) => observer.note(&format!(
+            "feed: tags not trained ahead ({e}); the next `papers feed` trains them"
+        )),
+    }
 }

@@ -76,3 +76,75 @@ fn a_dump_is_indexed_once_complete_and_not_while_it_is_written() {
     assert!(stderr.contains("stopped"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A write ends the same way from every front end: `papers watch`, which
+/// did not train the tags its runs made stale (only `papers index` and
+/// `papers tag` did), now does as their write session commits. Two days
+/// more than double the first day's papers, so the tag's training (keyed
+/// by the collection's size to within a quarter) is made anew.
+#[cfg(unix)]
+#[test]
+fn a_dump_watched_in_trains_the_tags_it_made_stale() {
+    let index = small_index_copy();
+    let dir = index.path();
+    let cache = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        crate::util::cache_dir().join("models"),
+        cache.path().join("models"),
+    )
+    .unwrap();
+    let in_cache = |args: &[&str]| {
+        let mut cmd = papers();
+        cmd.env("PAPERS_INDEX", dir)
+            .env("PAPERS_CACHE_DIR", cache.path());
+        crate::util::run(cmd, args).ok()
+    };
+    let liked = crate::util::top_id(dir, &["transformers position encoding causal mask"]);
+    let tagged = in_cache(&["tag", "pos", &liked]);
+    assert!(
+        tagged.stderr.contains("feed: 1 tag trained"),
+        "{}",
+        tagged.stderr
+    );
+    let profiles = cache.path().join("profiles");
+    let classifiers = || {
+        std::fs::read_dir(&profiles)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "f32"))
+            .count()
+    };
+    let trained = classifiers();
+    assert!(trained > 0);
+
+    let folder = tempfile::tempdir().unwrap();
+    let mut watcher = papers()
+        .env("PAPERS_INDEX", dir)
+        .env("PAPERS_CACHE_DIR", cache.path())
+        .args(["watch", "--settle", "0.3", "--every", "0.1"])
+        .arg(folder.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for day in ["2", "3"] {
+        let name = format!("daily-2024-05-0{day}.txt");
+        std::fs::copy(sample_data().join(&name), folder.path().join(&name)).unwrap();
+    }
+    let started = Instant::now();
+    while classifiers() == trained {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the watched runs did not train the tag they made stale ({} records)",
+            records(dir).0
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    // The feed after it reads the training back: nothing new is kept.
+    let kept = classifiers();
+    let feed = in_cache(&["feed", "pos", "--json"]);
+    assert!(!feed.stdout.is_empty(), "{}", feed.stderr);
+    assert_eq!(classifiers(), kept, "the feed trained again");
+}

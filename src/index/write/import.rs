@@ -38,10 +38,10 @@ pub fn import(
 ) -> Result<UpdateReport> {
     let base = existing.map(|index| (index.data_dir().to_path_buf(), index.state().clone()));
     let mut report = UpdateReport::default();
-    let (state, data) = commit_to(dir, base, stamp, |target| {
+    // The graphs over the new rows are the session's commit's to build.
+    let (state, _) = commit_to(dir, base, stamp, |target| {
         stream(target, stamp.dimension, kept_out, next, &mut report)
     })?;
-    crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
     report.records = state.live as usize;
     Ok(report)
 }

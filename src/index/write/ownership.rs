@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 pub const DATA_MARKER: &str = "papers-data-folder";
 
 /// What an index folder holds, as far as writing into it goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Folder {
     /// Nothing there yet (or only entries papers makes, without a
     /// manifest: a first build that was killed).

@@ -101,12 +101,11 @@ impl Update {
             Ok((committed, graphs)) => {
                 let (state, data) = committed?;
                 // The graphs are a cache of committed rows: stored after
-                // the commit, and any a failure left out are built as
-                // `commit` builds them.
+                // the commit, and any a failure left out are built by the
+                // session's commit (`super::session`), as every write's are.
                 for (tile, graph) in graphs.into_iter().flatten() {
                     let _ = crate::index::graphs::store(&data, &tile, &graph);
                 }
-                crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
                 self.report.records = state.live as usize;
                 Ok(Ok(self.report))
             }

@@ -269,13 +269,11 @@ impl Update {
         }
         new.sort_by_key(|(paper, _, _)| paper.id);
         let base = self.base.take().map(|base| (base.data, base.state));
-        let (state, data) = commit_to(dir, base, stamp, |target| {
+        // The stored graphs are a cache of committed rows, built by the
+        // session's commit after this one (`super::session`).
+        let (state, _) = commit_to(dir, base, stamp, |target| {
             self.append(target, stamp.dimension, &new)
         })?;
-        // The stored graphs are a cache of committed rows, written after
-        // the commit: if this fails, searches scan those rows instead and
-        // the next update builds them.
-        crate::index::graphs::extend_committed(&data, stamp.dimension, state.rows as usize);
         self.report.records = state.live as usize;
         Ok(self.report)
     }

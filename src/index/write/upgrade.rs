@@ -16,7 +16,18 @@ pub fn upgrade(dir: &Path) -> Result<bool> {
     if found != legacy::VERSION {
         return Ok(false);
     }
-    let old = legacy::load(dir, &text)?;
+    convert(dir, &text)?;
+    Ok(true)
+}
+
+/// Whether a manifest of format `found` is one [`convert`] takes.
+pub(super) fn is_legacy(found: u32) -> bool {
+    found == legacy::VERSION
+}
+
+/// Converts the format-2 index in `dir` whose manifest reads `text`.
+pub(super) fn convert(dir: &Path, text: &str) -> Result<()> {
+    let old = legacy::load(dir, text)?;
     // Nothing is converted (and so nothing of the old index removed) unless
     // every record matches its id: the new format checks that on open.
     let records = dir.join(&old.manifest.data_dir).join(legacy::RECORDS);
@@ -57,5 +68,5 @@ pub fn upgrade(dir: &Path) -> Result<bool> {
             (paper, old.vectors[row * d..(row + 1) * d].to_vec(), windows)
         });
     Update::of_records(records).commit(dir, &stamp)?;
-    Ok(true)
+    Ok(())
 }
