@@ -62,13 +62,18 @@ pub fn version(dir: &Path) -> Result<(u32, String)> {
         }
         Err(e) => return Err(Error::io(&path, e)),
     };
+    Ok((version_in(dir, &text)?, text))
+}
+
+/// The format version the manifest text `text` (of `dir`) declares.
+pub fn version_in(dir: &Path, text: &str) -> Result<u32> {
     #[derive(Deserialize)]
     struct Version {
         format_version: u32,
     }
-    let version: Version = serde_json::from_str(&text)
-        .map_err(|e| Error::corrupt(&path, format!("invalid manifest: {e}")))?;
-    Ok((version.format_version, text))
+    let version: Version = serde_json::from_str(text)
+        .map_err(|e| Error::corrupt(dir.join(MANIFEST), format!("invalid manifest: {e}")))?;
+    Ok(version.format_version)
 }
 
 /// The SHA-256 (hex) of the compact JSON of `value`: what a manifest's

@@ -45,12 +45,13 @@ fn import_into(
 ) -> Result<UpdateReport> {
     let mut fields = request.fields.clone();
     fields.embeddings = true;
-    let folder = crate::index::write::ownership::survey(dir)?;
+    let surveyed = crate::index::write::ownership::survey_reading(dir)?;
+    let folder = surveyed.folder;
     let (files, skipped) = crate::corpus::input_files(&request.paths)?;
     for s in &skipped {
         observer.skipped(s);
     }
-    let (session, kept_out) = crate::write::open_for_writing(dir, folder, request, observer)?;
+    let (session, kept_out) = crate::write::open_for_writing(dir, surveyed, request, observer)?;
     let existing = session.index();
     let manifest = existing.map(Index::manifest);
     // The model: needed for the check, and for the stamp of a new index.

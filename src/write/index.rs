@@ -26,7 +26,8 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
     }
     let mut fields = request.fields.clone();
     fields.embeddings = request.embeddings;
-    let folder = crate::index::write::ownership::survey(dir)?;
+    let surveyed = crate::index::write::ownership::survey_reading(dir)?;
+    let folder = surveyed.folder;
     // A new index embeds everything it reads: its model loads meanwhile.
     let mut early = (folder == Folder::Fresh).then(|| request.model.load_in_background());
     let corpus = Corpus::load_with(&request.paths, &fields)?;
@@ -49,7 +50,7 @@ pub fn index(dir: &Path, request: &IndexRequest, observer: &dyn Observer) -> Res
                 .unwrap_or_default(),
         });
     }
-    let (session, kept_out) = open_for_writing(dir, folder, request, observer)?;
+    let (session, kept_out) = open_for_writing(dir, surveyed, request, observer)?;
     let existing = session.index();
     let manifest = existing.map(Index::manifest);
     let rebuild = |model: &str| rebuild_command(dir, model, &request.paths);

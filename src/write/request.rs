@@ -9,7 +9,7 @@ use crate::corpus::Skipped;
 use crate::embed::ModelChoice;
 use crate::error::{Error, Result};
 use crate::hint::rebuild_command;
-use crate::index::write::ownership::Folder;
+use crate::index::write::ownership::Surveyed;
 use crate::index::write::{Open, Session};
 use crate::index::Index;
 use crate::input::Fields;
@@ -103,16 +103,16 @@ pub const VERIFY_SAMPLE: usize = 16;
 /// another framework agrees to 0.9999; another model lands far below.
 pub const VERIFY_COSINE: f32 = 0.99;
 
-/// Begins the write of `papers index` in `folder` (surveyed by the caller;
-/// [`Session`]: the writer lock, the
-/// manifest read once, an old index upgraded and opened; none for
-/// `--rebuild` or a new index); checks that a model asked for is the
+/// Begins the write of `papers index` in the folder the caller surveyed
+/// (`surveyed`) ([`Session`]: the writer lock, the manifest read once, an
+/// old index upgraded and opened; none for `--rebuild` or a new index);
+/// checks that a model asked for is the
 /// index's. Also returns the papers the reader removed, which stay out
 /// (see `index::removed`): a rebuild reads them from the database it
 /// replaces.
 pub fn open_for_writing<'a>(
     dir: &Path,
-    folder: Folder,
+    surveyed: Surveyed,
     request: &IndexRequest,
     observer: &'a dyn Observer,
 ) -> Result<(Session<'a>, crate::index::removed::KeptOut)> {
@@ -121,7 +121,7 @@ pub fn open_for_writing<'a>(
     } else {
         Open::OrNew
     };
-    let session = begin(dir, Some(folder), open, observer)?;
+    let session = begin(dir, Some(surveyed), open, observer)?;
     if let (Some(manifest), Some(asked)) =
         (session.index().map(Index::manifest), &request.model.model)
     {
@@ -158,7 +158,7 @@ pub fn begin_existing<'a>(dir: &Path, observer: &'a dyn Observer) -> Result<Sess
 /// front end, reads them back (`feed: N tags trained` is told).
 fn begin<'a>(
     dir: &Path,
-    folder: Option<Folder>,
+    surveyed: Option<Surveyed>,
     open: Open,
     observer: &'a dyn Observer,
 ) -> Result<Session<'a>> {
@@ -168,8 +168,8 @@ fn begin<'a>(
             dir.display()
         ))
     };
-    let mut session = match folder {
-        Some(folder) => Session::begin_in(dir, folder, open, on_wait)?,
+    let mut session = match surveyed {
+        Some(surveyed) => Session::begin_in(dir, surveyed, open, on_wait)?,
         None => Session::begin(dir, open, on_wait)?,
     };
     if session.upgraded() {

@@ -98,12 +98,55 @@ pub fn is_papers_manifest(text: &str) -> bool {
             .is_some_and(|w| w.starts_with("papers"))
 }
 
+/// A folder as [`survey`] found it, with the manifest it read there (if
+/// any) and which file that was, so that a write can use what was read
+/// rather than read it again ([`Surveyed::manifest_if_unchanged`]).
+#[derive(Clone, Debug)]
+pub struct Surveyed {
+    /// What the folder holds.
+    pub folder: Folder,
+    manifest: Option<(Vec<u8>, Identity)>,
+}
+
+/// Which file a manifest was: manifests are replaced by renaming a new
+/// file over the old, so a replaced one has another inode (or size or
+/// time).
+type Identity = (u64, u64, Option<std::time::SystemTime>);
+
+fn identity(meta: &std::fs::Metadata) -> Identity {
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    (inode, meta.len(), meta.modified().ok())
+}
+
+impl Surveyed {
+    /// The manifest's text as the survey read it, if the file at its place
+    /// now is still the one read (nothing replaced it since: a writer that
+    /// committed between the survey and the lock did).
+    pub fn manifest_if_unchanged(&self, dir: &Path) -> Option<String> {
+        let (bytes, seen) = self.manifest.as_ref()?;
+        let now = std::fs::metadata(dir.join(crate::index::manifest::MANIFEST)).ok()?;
+        (identity(&now) == *seen).then(|| String::from_utf8(bytes.clone()).ok())?
+    }
+}
+
 /// Looks at `dir` before anything writes into it: a folder papers did not
 /// make is [`Error::NotAnIndex`], whatever the command.
 pub fn survey(dir: &Path) -> Result<Folder> {
+    Ok(survey_reading(dir)?.folder)
+}
+
+/// [`survey`], keeping the manifest it read.
+pub fn survey_reading(dir: &Path) -> Result<Surveyed> {
+    let fresh = Surveyed {
+        folder: Folder::Fresh,
+        manifest: None,
+    };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Folder::Fresh),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(fresh),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
             return Err(Error::NotAnIndex {
                 path: dir.to_path_buf(),
@@ -118,23 +161,27 @@ pub fn survey(dir: &Path) -> Result<Folder> {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name == crate::index::manifest::MANIFEST {
-            manifest = Some(std::fs::read(entry.path()).unwrap_or_default());
+            manifest = Some(read_with_identity(&entry.path()));
         } else if !is_papers_entry(dir, &name) {
             foreign.push(name);
         }
     }
     foreign.sort();
     let ours = |bytes: &[u8]| is_papers_manifest(&String::from_utf8_lossy(bytes));
+    let index = |manifest| Surveyed {
+        folder: Folder::Index,
+        manifest,
+    };
     match manifest {
-        Some(bytes) if ours(&bytes) => Ok(Folder::Index),
+        Some((bytes, seen)) if ours(&bytes) => Ok(index(seen.map(|seen| (bytes, seen)))),
         // A damaged manifest among nothing but papers' own files: a
         // damaged index, which `--rebuild` may replace.
-        Some(_) if foreign.is_empty() && has_data_folder(dir) => Ok(Folder::Index),
+        Some(_) if foreign.is_empty() && has_data_folder(dir) => Ok(index(None)),
         Some(_) => Err(Error::NotAnIndex {
             path: dir.to_path_buf(),
             reason: "its manifest.json was not written by papers".into(),
         }),
-        None if foreign.is_empty() => Ok(Folder::Fresh),
+        None if foreign.is_empty() => Ok(fresh),
         None => Err(Error::NotAnIndex {
             path: dir.to_path_buf(),
             reason: format!(
@@ -143,6 +190,21 @@ pub fn survey(dir: &Path) -> Result<Folder> {
                 if foreign.len() > 3 { ", ..." } else { "" }
             ),
         }),
+    }
+}
+
+/// A file's bytes (empty if it cannot be read) and which file it was (none
+/// then), from one open.
+fn read_with_identity(path: &Path) -> (Vec<u8>, Option<Identity>) {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return (Vec::new(), None);
+    };
+    let seen = file.metadata().ok().map(|m| identity(&m));
+    let mut bytes = Vec::new();
+    match file.read_to_end(&mut bytes) {
+        Ok(_) => (bytes, seen),
+        Err(_) => (Vec::new(), None),
     }
 }
 

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use super::lock::IndexLock;
-use super::ownership::{self, Folder};
+use super::ownership::{self, Folder, Surveyed};
 use crate::error::{Error, Result};
 use crate::index::db::Db;
 use crate::index::manifest::{self, Manifest};
@@ -67,18 +67,21 @@ impl<'a> Session<'a> {
     /// makes this one wait; a write with a deadline waits at most
     /// a second, see [`IndexLock::acquire`]).
     pub fn begin(dir: &Path, open: Open, on_wait: impl FnOnce()) -> Result<Session<'a>> {
-        Session::begin_in(dir, ownership::survey(dir)?, open, on_wait)
+        Session::begin_in(dir, ownership::survey_reading(dir)?, open, on_wait)
     }
 
     /// [`Session::begin`] in a folder the caller has surveyed already
-    /// ([`ownership::survey`]: `papers index` does before it reads its
-    /// inputs), so that it is looked at once.
+    /// ([`ownership::survey_reading`]: `papers index` does before it reads
+    /// its inputs), so that it is looked at once. The manifest the survey
+    /// read is used when the file is still the one read once the lock is
+    /// held; else (a writer committed meanwhile) it is read again.
     pub fn begin_in(
         dir: &Path,
-        folder: Folder,
+        surveyed: Surveyed,
         open: Open,
         on_wait: impl FnOnce(),
     ) -> Result<Session<'a>> {
+        let folder = surveyed.folder;
         if open == Open::Existing && folder == Folder::Fresh {
             return Err(Error::IndexMissing {
                 path: dir.to_path_buf(),
@@ -96,7 +99,11 @@ impl<'a> Session<'a> {
         if open == Open::Rebuild {
             return Ok(session);
         }
-        let (found, text) = match manifest::version(dir) {
+        let read = match surveyed.manifest_if_unchanged(dir) {
+            Some(text) => manifest::version_in(dir, &text).map(|found| (found, text)),
+            None => manifest::version(dir),
+        };
+        let (found, text) = match read {
             Ok(read) => read,
             Err(Error::IndexMissing { .. }) if open == Open::OrNew => return Ok(session),
             Err(e) => return Err(e),
