@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::serve::{chromium, ids, rendered, shown_ids, Server};
-use crate::util::{cache_dir, papers, papers_in, run, sample_data, small_index_copy, top_id, Run};
+use crate::util::{own_cache, papers, papers_in, run, sample_data, small_index_copy, top_id, Run};
 
 fn dump(day: &str) -> String {
     sample_data()
@@ -66,14 +66,6 @@ fn tagged_index() -> (tempfile::TempDir, String) {
     papers_in(index.path(), &["tag", "pos", &liked[..8]]).ok();
     papers_in(index.path(), &["tag", "pos", "--not", &unliked]).ok();
     (index, liked)
-}
-
-/// A cache folder of a test's own, sharing the model with the others.
-#[cfg(unix)]
-fn own_cache() -> tempfile::TempDir {
-    let cache = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
-    cache
 }
 
 /// `papers ARGS...` on `index` with `cache` as papers' cache.

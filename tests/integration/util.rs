@@ -107,6 +107,15 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("papers-cache")
 }
 
+/// A cache folder of a test's own, sharing the model with the others (to
+/// see what papers keeps there).
+#[cfg(unix)]
+pub fn own_cache() -> tempfile::TempDir {
+    let cache = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(cache_dir().join("models"), cache.path().join("models")).unwrap();
+    cache
+}
+
 /// A `papers` command with only the environment the tests choose: no hub
 /// access, the test cache, and a throwaway HOME.
 pub fn papers() -> Command {

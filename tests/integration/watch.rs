@@ -87,12 +87,7 @@ fn a_dump_is_indexed_once_complete_and_not_while_it_is_written() {
 fn a_dump_watched_in_trains_the_tags_it_made_stale() {
     let index = small_index_copy();
     let dir = index.path();
-    let cache = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(
-        crate::util::cache_dir().join("models"),
-        cache.path().join("models"),
-    )
-    .unwrap();
+    let cache = crate::util::own_cache();
     let in_cache = |args: &[&str]| {
         let mut cmd = papers();
         cmd.env("PAPERS_INDEX", dir)
